@@ -1,0 +1,3 @@
+"""The version of mcpkit (single source, read by the build backend)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,488 @@
+"""Drive a sans-I/O :class:`~mcpkit.protocol.Connection` over a :class:`MessageChannel`.
+
+The endpoint is the only place where mcpkit's JSON-RPC engine meets concurrency:
+
+* one receive loop reads messages in order and never runs user code that can block it
+  (except notification callbacks, which must be quick);
+* each inbound request runs in its own task inside a cancel scope, so
+  ``notifications/cancelled`` can stop it; a per-connection cap bounds how many run at once;
+* each outbound request waits on an event; its timeout is a cancel scope whose deadline
+  progress notifications may push back, but never past the absolute maximum;
+* closing fails every pending call promptly with :class:`ConnectionClosedError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+from msgspec import UNSET, Raw
+
+from ..exceptions import (
+    ConnectionClosedError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestTimeoutError,
+    RPCError,
+)
+from ..protocol import (
+    DEFAULT_LIMITS,
+    CancelReceived,
+    Connection,
+    ErrorReceived,
+    Event,
+    FrameTooLarge,
+    Limits,
+    MessageRejected,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseInvalid,
+    ResponseReceived,
+)
+from ..types import ErrorCode, ErrorObject, ProgressNotificationParams, ProgressToken, RequestId
+from ._channel import MessageChannel
+
+__all__ = [
+    "Endpoint",
+    "InboundRequest",
+    "NotificationHandler",
+    "PROCEED",
+    "ProgressCallback",
+    "RequestGate",
+    "RequestHandler",
+]
+
+logger = logging.getLogger("mcpkit.aio")
+
+#: Bound on sending a cancellation while the caller is already being cancelled.
+_CANCEL_SEND_TIMEOUT: Final = 1.0
+
+ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
+
+
+@dataclass(slots=True, eq=False)
+class InboundRequest:
+    """A request from the peer, as given to the request handler."""
+
+    id: RequestId
+    method: str
+    params: Raw | None
+    progress_token: ProgressToken | None
+    endpoint: Endpoint
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Send a progress notification if the peer asked for progress and the request is
+        still in flight. Returns whether one was sent.
+
+        Raises:
+            LocalProtocolError: ``progress`` did not increase or is not finite.
+        """
+        data = self.endpoint.connection.send_progress(self.id, progress, total, message)
+        if data is None:
+            return False
+        await self.endpoint.send_raw(data)
+        return True
+
+
+RequestHandler = Callable[[InboundRequest], Awaitable[Any]]
+#: Decides synchronously, in the receive loop, before a handler task is started: returns
+#: :data:`PROCEED` to run ``on_request``, returns a result to answer at once, or raises
+#: :class:`RPCError`. Used for state that must follow message order (the handshake).
+RequestGate = Callable[[InboundRequest], Any]
+PROCEED: Final = object()
+NotificationHandler = Callable[[str, Raw | None], Awaitable[None]]
+
+
+@dataclass(slots=True, eq=False)
+class _Waiter:
+    """One of our requests waiting for its response."""
+
+    changed: anyio.Event = field(default_factory=anyio.Event)
+    result: Raw | None = None
+    error: BaseException | None = None
+    done: bool = False
+    progress: deque[ProgressNotificationParams] = field(default_factory=deque)
+    scope: anyio.CancelScope | None = None
+    timeout: float = math.inf
+    hard_deadline: float = math.inf
+
+    def finish(self, result: Raw | None = None, error: BaseException | None = None) -> None:
+        self.result, self.error, self.done = result, error, True
+        self.changed.set()
+
+
+class Endpoint:
+    """One side of a JSON-RPC connection, running over a channel.
+
+    Use as an async context manager (entered and exited in the same task), or call
+    :meth:`run` to serve until the peer closes::
+
+        async with Endpoint(channel, on_request=handle) as endpoint:
+            result = await endpoint.request("ping")
+
+    Args:
+        channel: the message channel to run over. The endpoint closes it when done.
+        on_request: called for each peer request, in its own task; returns the result
+            object or raises :class:`RPCError`. ``None`` answers every request -32601.
+        on_notification: called for each peer notification (other than progress and
+            cancellation, handled here), in the receive loop: keep it quick.
+        gate: consulted in the receive loop before each request is dispatched
+            (see :data:`RequestGate`).
+        limits: bounds on incoming messages.
+        max_in_flight: most peer requests handled at once; more are answered with
+            ``SERVER_BUSY`` (-32000) instead of queueing without bound.
+        connection: a pre-configured connection (tests); one is created otherwise.
+    """
+
+    def __init__(
+        self,
+        channel: MessageChannel,
+        *,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        gate: RequestGate | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        max_in_flight: int = 100,
+        connection: Connection | None = None,
+    ) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self.channel = channel
+        self.connection = connection or Connection(limits=limits)
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._gate = gate
+        self._max_in_flight = max_in_flight
+        self._waiters: dict[RequestId, _Waiter] = {}
+        self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._closed = anyio.Event()
+        self._send_lock = anyio.Lock()
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Endpoint:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._receive_loop)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        try:
+            return await self._task_group.__aexit__(exc_type, exc, tb)
+        finally:
+            self._fail_pending()
+            with anyio.CancelScope(shield=True):
+                await self._close_channel()
+
+    async def run(self) -> None:
+        """Serve until the peer closes the channel, then close it and cancel handlers."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._task_group = tg
+                await self._receive_loop()
+                tg.cancel_scope.cancel()
+        finally:
+            self._fail_pending()
+            with anyio.CancelScope(shield=True):
+                await self._close_channel()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has ended."""
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        """Wait until the peer closes the connection (or it breaks)."""
+        await self._closed.wait()
+
+    async def _close_channel(self) -> None:
+        try:
+            await self.channel.aclose()
+        except Exception:  # closing a broken channel must not mask the real outcome
+            logger.debug("error while closing the channel", exc_info=True)
+
+    def _fail_pending(self) -> None:
+        self._closed.set()
+        for rid, waiter in list(self._waiters.items()):
+            if not waiter.done:
+                self.connection.forget(rid)
+                waiter.finish(error=ConnectionClosedError("the connection closed"))
+
+    # -- receiving ----------------------------------------------------------------------
+
+    async def _receive_loop(self) -> None:
+        try:
+            while True:
+                try:
+                    frame = await self.channel.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                if isinstance(frame, FrameTooLarge):
+                    event = self.connection.receive_oversized(frame.limit)
+                else:
+                    event = self.connection.receive_message(frame)
+                await self._dispatch(event)
+        finally:
+            self._fail_pending()
+
+    async def _dispatch(self, event: Event) -> None:
+        if isinstance(event, RequestReceived):
+            await self._start_handler(event)
+        elif isinstance(event, ResponseReceived):
+            self._settle(event.request_id, result=event.result)
+        elif isinstance(event, ErrorReceived):
+            self._settle(event.request_id, error=RPCError.from_error(event.error))
+        elif isinstance(event, ResponseInvalid):
+            error = RemoteProtocolError(f"invalid response from peer: {event.reason}")
+            self._settle(event.request_id, error=error)
+        elif isinstance(event, ProgressReceived):
+            self._on_progress(event)
+        elif isinstance(event, CancelReceived):
+            scope = self._handler_scopes.get(event.request_id)
+            if scope is not None:
+                logger.debug("peer cancelled request %r: %s", event.request_id, event.reason)
+                scope.cancel()
+        elif isinstance(event, NotificationReceived):
+            if self._on_notification is not None:
+                try:
+                    await self._on_notification(event.method, event.params)
+                except Exception:
+                    logger.exception("notification handler for %r failed", event.method)
+        elif isinstance(event, MessageRejected):
+            log = logger.debug if event.level == "debug" else logger.warning
+            log("%s", event.reason)
+            if event.reply is not None:
+                await self.send_raw(event.reply)
+
+    def _settle(
+        self, rid: RequestId, *, result: Raw | None = None, error: BaseException | None = None
+    ) -> None:
+        waiter = self._waiters.get(rid)
+        if waiter is not None and not waiter.done:
+            waiter.finish(result, error)
+
+    def _on_progress(self, event: ProgressReceived) -> None:
+        waiter = self._waiters.get(event.request_id)
+        if waiter is None or waiter.done:
+            return
+        waiter.progress.append(event.params)
+        if waiter.scope is not None and waiter.timeout < math.inf:
+            # Progress shows the peer is alive: push the inactivity deadline back, but never
+            # past the absolute maximum (basic/lifecycle.mdx, "Timeouts").
+            waiter.scope.deadline = min(anyio.current_time() + waiter.timeout, waiter.hard_deadline)
+        waiter.changed.set()
+
+    async def _start_handler(self, event: RequestReceived) -> None:
+        request = InboundRequest(
+            event.request_id, event.method, event.params, event.progress_token, self
+        )
+        if self._gate is not None:
+            try:
+                outcome = self._gate(request)
+            except RPCError as exc:
+                await self._reply_error(event.request_id, exc.to_error())
+                return
+            if outcome is not PROCEED:
+                data = self._encode_result(request, outcome)
+                if data is not None:
+                    await self.send_raw(data)
+                return
+        if self._on_request is None:
+            await self._reply_error(
+                event.request_id,
+                ErrorObject(
+                    code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {event.method!r}"
+                ),
+            )
+            return
+        if len(self._handler_scopes) >= self._max_in_flight:
+            await self._reply_error(
+                event.request_id,
+                ErrorObject(
+                    code=ErrorCode.SERVER_BUSY,
+                    message="Too many requests in flight; retry later",
+                    data={"maxInFlight": self._max_in_flight},
+                ),
+            )
+            return
+        assert self._task_group is not None
+        scope = anyio.CancelScope()
+        self._handler_scopes[event.request_id] = scope
+        self._task_group.start_soon(self._run_handler, request, scope)
+
+    async def _run_handler(self, request: InboundRequest, scope: anyio.CancelScope) -> None:
+        rid = request.id
+        data: bytes | None = None
+        try:
+            with scope:
+                assert self._on_request is not None
+                try:
+                    result = await self._on_request(request)
+                except RPCError as exc:
+                    data = self.connection.send_error(rid, exc.code, exc.message, exc.data)
+                except Exception:
+                    logger.exception("handler for %r failed", request.method)
+                    data = self.connection.send_error(
+                        rid, ErrorCode.INTERNAL_ERROR, "Internal error"
+                    )
+                else:
+                    data = self._encode_result(request, result)
+            if scope.cancelled_caught:
+                # Cancelled by the peer: no response is sent (basic/utilities/cancellation).
+                self.connection.discard(rid)
+                data = None
+        except LocalProtocolError:
+            logger.exception(
+                "handler for %r answered a request that was already answered", request.method
+            )
+        finally:
+            self._handler_scopes.pop(rid, None)
+        if data is not None:
+            await self.send_raw(data)
+
+    def _encode_result(self, request: InboundRequest, result: Any) -> bytes | None:
+        try:
+            return self.connection.send_result(request.id, result)
+        except LocalProtocolError as exc:
+            # Never emit invalid JSON: the request still gets exactly one (error) response.
+            logger.error("result of %r could not be sent: %s", request.method, exc)
+            return self.connection.send_error(
+                request.id,
+                ErrorCode.INTERNAL_ERROR,
+                "Internal error: the result could not be encoded",
+            )
+
+    async def _reply_error(self, rid: RequestId, error: ErrorObject) -> None:
+        data = self.connection.send_error(rid, error.code, error.message, error.data)
+        if data is not None:
+            await self.send_raw(data)
+
+    # -- sending ------------------------------------------------------------------------
+
+    async def send_raw(self, data: bytes) -> None:
+        """Send encoded bytes; a broken channel ends the connection instead of raising.
+
+        Raises:
+            ConnectionClosedError: the connection had already ended.
+        """
+        try:
+            await self.channel.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            self._fail_pending()
+            raise ConnectionClosedError("the connection closed") from exc
+
+    async def notify(self, method: str, params: Any = UNSET) -> None:
+        """Send a notification.
+
+        Raises:
+            LocalProtocolError: ``params`` is not an object or cannot be encoded.
+            ConnectionClosedError: the connection has ended.
+        """
+        if self.closed:
+            raise ConnectionClosedError("the connection closed")
+        await self.send_raw(self.connection.send_notification(method, params))
+
+    async def request(
+        self,
+        method: str,
+        params: Any = UNSET,
+        *,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Raw:
+        """Send a request and wait for its result (the raw JSON object).
+
+        Args:
+            method: the method name.
+            params: a struct, a dict, or UNSET for none.
+            timeout: seconds without an answer before giving up; each progress notification
+                starts the wait anew. ``None`` waits without this bound.
+            max_timeout: absolute bound in seconds, however much progress arrives.
+            on_progress: called with every progress notification, in order, from this task;
+                registered before the request is sent.
+
+        Raises:
+            RPCError: the peer answered with an error.
+            RequestTimeoutError: no answer in time; the request was cancelled on the wire.
+            RemoteProtocolError: the answer broke the protocol.
+            ConnectionClosedError: the connection ended first.
+            LocalProtocolError: ``params`` cannot be encoded.
+        """
+        if self.closed:
+            raise ConnectionClosedError("the connection closed")
+        rid, data = self.connection.send_request(method, params, progress=on_progress is not None)
+        waiter = _Waiter()
+        self._waiters[rid] = waiter
+        now = anyio.current_time()
+        waiter.timeout = math.inf if timeout is None else timeout
+        waiter.hard_deadline = math.inf if max_timeout is None else now + max_timeout
+        try:
+            await self.send_raw(data)
+            with anyio.CancelScope(
+                deadline=min(now + waiter.timeout, waiter.hard_deadline)
+            ) as scope:
+                waiter.scope = scope
+                while True:
+                    await waiter.changed.wait()
+                    waiter.changed = anyio.Event()
+                    while waiter.progress:
+                        await _call_progress(on_progress, waiter.progress.popleft())
+                    if waiter.done:
+                        break
+            if scope.cancelled_caught and not waiter.done:
+                await self._send_cancel(rid, "timed out")
+                raise RequestTimeoutError(f"{method} got no response in time")
+        except BaseException:
+            if not waiter.done:
+                with anyio.CancelScope(shield=True):
+                    await self._send_cancel(rid, "cancelled by the caller")
+            raise
+        finally:
+            self._waiters.pop(rid, None)
+        if waiter.error is not None:
+            raise waiter.error
+        assert waiter.result is not None
+        return waiter.result
+
+    async def _send_cancel(self, rid: RequestId, reason: str) -> None:
+        data = self.connection.cancel(rid, reason)
+        if data is None or self.closed:
+            return
+        with anyio.move_on_after(_CANCEL_SEND_TIMEOUT):
+            try:
+                await self.send_raw(data)
+            except ConnectionClosedError:
+                pass
+
+
+async def _call_progress(
+    callback: ProgressCallback | None, params: ProgressNotificationParams
+) -> None:
+    if callback is None:
+        return
+    try:
+        outcome = callback(params)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception:
+        logger.exception("progress callback failed")

@@ -1,0 +1,115 @@
+"""The one exception hierarchy of mcpkit.
+
+::
+
+    MCPError
+    ├── ProtocolError                  a JSON-RPC / MCP rule was broken
+    │   ├── LocalProtocolError         ... by this program (API misuse; fix the calling code)
+    │   └── RemoteProtocolError        ... by the peer (bad message; nothing local to fix)
+    ├── RPCError                       an error response: raised by handlers, or received
+    ├── ToolError                      a tool failed: reported to the model as isError
+    ├── RequestTimeoutError            a request got no answer in time (also TimeoutError)
+    ├── ConnectionClosedError          the connection ended before the answer arrived
+    └── TransportError                 a transport could not be opened or broke
+
+Local misuse and remote violations are different types because the caller's response to
+each differs (h11's ``LocalProtocolError`` / ``RemoteProtocolError`` split).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+from .types import ErrorCode, ErrorObject
+
+__all__ = [
+    "ConnectionClosedError",
+    "LocalProtocolError",
+    "MCPError",
+    "ProtocolError",
+    "RPCError",
+    "RemoteProtocolError",
+    "RequestTimeoutError",
+    "ToolError",
+    "TransportError",
+]
+
+
+class MCPError(Exception):
+    """Base of every exception mcpkit raises on purpose."""
+
+
+class ProtocolError(MCPError):
+    """A JSON-RPC or MCP rule was broken."""
+
+
+class LocalProtocolError(ProtocolError, ValueError):
+    """This program misused the API (for example answered a request twice, or registered a
+    handler under a reserved method name). Fix the calling code."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer sent something the protocol does not allow."""
+
+
+class RPCError(MCPError):
+    """A JSON-RPC error response.
+
+    Raise it from a handler to answer with this exact error; a client raises it when the
+    peer answered a request with an error.
+
+    Args:
+        code: the JSON-RPC error code (see :class:`mcpkit.types.ErrorCode`).
+        message: one concise sentence for a person to read.
+        data: optional JSON value with details.
+    """
+
+    def __init__(self, code: int, message: str, data: Any | UnsetType = UNSET) -> None:
+        super().__init__(message)
+        self.code = int(code)
+        self.message = message
+        self.data = data
+
+    @classmethod
+    def from_error(cls, error: ErrorObject) -> RPCError:
+        """Build from a received error object."""
+        return cls(error.code, error.message, error.data)
+
+    def to_error(self) -> ErrorObject:
+        """The error object to put on the wire."""
+        return ErrorObject(code=self.code, message=self.message, data=self.data)
+
+    @classmethod
+    def invalid_params(cls, message: str, data: Any | UnsetType = UNSET) -> RPCError:
+        """An ``Invalid params`` (-32602) error."""
+        return cls(ErrorCode.INVALID_PARAMS, message, data)
+
+    @classmethod
+    def method_not_found(cls, method: str) -> RPCError:
+        """A ``Method not found`` (-32601) error naming the method."""
+        return cls(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method!r}")
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+    def __repr__(self) -> str:
+        return f"RPCError(code={self.code}, message={self.message!r})"
+
+
+class ToolError(MCPError):
+    """Raise from a tool to report a tool execution error (``isError: true``) with exactly
+    this message; the model sees it and may retry (``server/tools.mdx`` "Error Handling")."""
+
+
+class RequestTimeoutError(MCPError, TimeoutError):
+    """A request received no response within its timeout; it was cancelled."""
+
+
+class ConnectionClosedError(MCPError):
+    """The connection closed while a request was waiting for its response."""
+
+
+class TransportError(MCPError):
+    """A transport failed to open or broke in a way that ends the connection."""

@@ -1,0 +1,70 @@
+"""The sans-I/O protocol core: framing, codec and the connection state machines.
+
+Layer 1 of mcpkit. Imports :mod:`mcpkit.types` only: no asyncio, anyio, threads, sockets
+or clock (a test enforces it). Every function here is deterministic.
+"""
+
+from __future__ import annotations
+
+from ._codec import (
+    DecodedMessage,
+    DecodedNotification,
+    DecodedRequest,
+    DecodedResponse,
+    DecodeFailure,
+    decode_message,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+from ._connection import Connection
+from ._events import (
+    CancelReceived,
+    ErrorReceived,
+    Event,
+    MessageRejected,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseInvalid,
+    ResponseReceived,
+)
+from ._framing import FrameTooLarge, LineBuffer, encode_line
+from ._lifecycle import HandshakeState, ServerHandshake
+from ._limits import DEFAULT_LIMITS, Limits
+
+__all__ = [
+    # connection
+    "Connection",
+    "DEFAULT_LIMITS",
+    "Limits",
+    # events
+    "CancelReceived",
+    "ErrorReceived",
+    "Event",
+    "MessageRejected",
+    "NotificationReceived",
+    "ProgressReceived",
+    "RequestReceived",
+    "ResponseInvalid",
+    "ResponseReceived",
+    # codec
+    "DecodeFailure",
+    "DecodedMessage",
+    "DecodedNotification",
+    "DecodedRequest",
+    "DecodedResponse",
+    "decode_message",
+    "encode_error",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+    # framing
+    "FrameTooLarge",
+    "LineBuffer",
+    "encode_line",
+    # lifecycle
+    "HandshakeState",
+    "ServerHandshake",
+]

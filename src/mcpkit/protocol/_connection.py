@@ -1,0 +1,404 @@
+"""The sans-I/O JSON-RPC connection: id allocation, the pending and in-flight tables, and
+the progress and cancellation bookkeeping of MCP (``basic/utilities/{progress,cancellation}``).
+
+A :class:`Connection` takes one framed message at a time and returns one event; it takes
+calls describing what to send and returns the bytes to send. It performs no I/O, starts no
+tasks and reads no clock, so every rule below is tested without an event loop.
+
+Rules it enforces:
+
+1. Our request ids are unique for the life of the connection (a counter; never reused).
+2. A peer request whose id is still in flight is refused with -32600 echoing the id; the
+   first request is unaffected and stays cancellable.
+3. Exactly one response per request: answering an id that is not in flight raises
+   :class:`LocalProtocolError`; answering a request the peer cancelled sends nothing.
+4. Progress is only sent for a request in flight that asked for it, and must increase;
+   progress received for an unknown token, or after the response, is dropped.
+5. A cancellation stops the request (no response will be sent); cancelling an unknown or
+   finished request, or ``initialize``, is ignored.
+6. Responses for unknown or already-answered ids are dropped and reported for logging.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ..exceptions import LocalProtocolError
+from ..types import (
+    CancelledNotificationParams,
+    ErrorCode,
+    ProgressNotificationParams,
+    ProgressToken,
+    RequestId,
+)
+from ._codec import (
+    DecodedNotification,
+    DecodedRequest,
+    DecodedResponse,
+    DecodeFailure,
+    decode_message,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+from ._events import (
+    CancelReceived,
+    ErrorReceived,
+    Event,
+    MessageRejected,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseInvalid,
+    ResponseReceived,
+)
+from ._limits import DEFAULT_LIMITS, Limits
+
+__all__ = ["Connection"]
+
+_RECENT: Final = 256  # finished ids remembered to tell "late" from "unknown" in the log
+
+
+class _PeekMeta(msgspec.Struct, rename="camel"):
+    progress_token: Any = UNSET
+
+
+class _PeekParams(msgspec.Struct):
+    meta: _PeekMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+_PEEK_DECODER: Final = msgspec.json.Decoder(_PeekParams)
+_PROGRESS_DECODER: Final = msgspec.json.Decoder(ProgressNotificationParams)
+_CANCELLED_DECODER: Final = msgspec.json.Decoder(CancelledNotificationParams)
+
+
+@dataclass(slots=True)
+class _InFlight:
+    """A peer request we have not answered yet."""
+
+    method: str
+    progress_token: ProgressToken | None
+    cancelled: bool = False
+    last_progress: float | None = None
+
+
+@dataclass(slots=True)
+class _Pending:
+    """One of our requests awaiting its response."""
+
+    method: str
+    progress_token: ProgressToken | None
+    last_progress: float | None = None
+
+
+def _valid_token(token: object) -> bool:
+    return isinstance(token, (int, str)) and not isinstance(token, bool)
+
+
+class Connection:
+    """One JSON-RPC peer-to-peer connection, free of I/O.
+
+    Args:
+        limits: bounds on incoming messages.
+    """
+
+    def __init__(self, *, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+        self._next_id = 1
+        self._pending: dict[RequestId, _Pending] = {}
+        self._tokens: dict[ProgressToken, RequestId] = {}
+        self._in_flight: dict[RequestId, _InFlight] = {}
+        self._finished_out: OrderedDict[RequestId, None] = OrderedDict()
+
+    # -- introspection ------------------------------------------------------------------
+
+    @property
+    def pending_ids(self) -> list[RequestId]:
+        """Ids of our requests still awaiting a response."""
+        return list(self._pending)
+
+    @property
+    def in_flight_ids(self) -> list[RequestId]:
+        """Ids of peer requests not yet answered (including cancelled ones not yet finished)."""
+        return list(self._in_flight)
+
+    def is_in_flight(self, request_id: RequestId) -> bool:
+        """Whether a peer request with this id awaits our answer and was not cancelled."""
+        entry = self._in_flight.get(request_id)
+        return entry is not None and not entry.cancelled
+
+    # -- receiving ----------------------------------------------------------------------
+
+    def receive_message(self, data: bytes) -> Event:
+        """Process one framed message and return what happened."""
+        message = decode_message(data, self.limits)
+        if isinstance(message, DecodedRequest):
+            return self._on_request(message, b'"progressToken"' in data)
+        if isinstance(message, DecodedNotification):
+            return self._on_notification(message)
+        if isinstance(message, DecodedResponse):
+            return self._on_response(message)
+        return self._on_failure(message)
+
+    def receive_oversized(self, limit: int) -> Event:
+        """Report a frame the framing layer discarded for exceeding ``limit`` bytes."""
+        reason = f"Parse error: message exceeds the limit of {limit} bytes"
+        return MessageRejected(encode_error(None, ErrorCode.PARSE_ERROR, reason), reason)
+
+    def _on_failure(self, failure: DecodeFailure) -> Event:
+        reply = None
+        if failure.reply:
+            reply = encode_error(failure.id, failure.error.code, failure.error.message)
+        return MessageRejected(reply, failure.error.message)
+
+    def _on_request(self, message: DecodedRequest, mentions_token: bool) -> Event:
+        rid = message.id
+        if rid in self._in_flight:
+            reason = f"Invalid Request: request id {rid!r} is already in flight"
+            return MessageRejected(encode_error(rid, ErrorCode.INVALID_REQUEST, reason), reason)
+        if message.method.startswith("rpc."):
+            # JSON-RPC 2.0 section 4: rpc.-prefixed names are reserved; never dispatched.
+            reason = f"Method not found: {message.method!r}"
+            return MessageRejected(encode_error(rid, ErrorCode.METHOD_NOT_FOUND, reason), reason)
+        token: ProgressToken | None = None
+        params = message.params
+        if params is not None and mentions_token:
+            try:
+                peek = _PEEK_DECODER.decode(params)
+            except msgspec.ValidationError as exc:
+                reason = f"Invalid params: {exc}"
+                return MessageRejected(encode_error(rid, ErrorCode.INVALID_PARAMS, reason), reason)
+            if peek.meta is not UNSET and peek.meta.progress_token is not UNSET:
+                if not _valid_token(peek.meta.progress_token):
+                    reason = "Invalid params: _meta.progressToken must be a string or an integer"
+                    reply = encode_error(rid, ErrorCode.INVALID_PARAMS, reason)
+                    return MessageRejected(reply, reason)
+                token = peek.meta.progress_token
+        self._in_flight[rid] = _InFlight(message.method, token)
+        return RequestReceived(rid, message.method, params, token)
+
+    def _on_notification(self, message: DecodedNotification) -> Event:
+        if message.method == "notifications/cancelled":
+            return self._on_cancelled(message.params)
+        if message.method == "notifications/progress":
+            return self._on_progress(message.params)
+        return NotificationReceived(message.method, message.params)
+
+    def _on_cancelled(self, params: Raw | None) -> Event:
+        try:
+            decoded = _CANCELLED_DECODER.decode(params if params is not None else b"{}")
+        except msgspec.ValidationError as exc:
+            return MessageRejected(None, f"invalid notifications/cancelled dropped: {exc}")
+        rid = decoded.request_id
+        entry = self._in_flight.get(rid) if not isinstance(rid, UnsetType) else None
+        if entry is None or isinstance(rid, UnsetType):
+            return MessageRejected(
+                None, f"cancellation of unknown or finished request {rid!r} ignored", "debug"
+            )
+        if entry.method == "initialize":
+            # The initialize request MUST NOT be cancelled (basic/utilities/cancellation).
+            return MessageRejected(None, "cancellation of initialize ignored")
+        if entry.cancelled:
+            return MessageRejected(None, f"request {rid!r} was already cancelled", "debug")
+        entry.cancelled = True
+        reason = decoded.reason if isinstance(decoded.reason, str) else None
+        return CancelReceived(rid, reason)
+
+    def _on_progress(self, params: Raw | None) -> Event:
+        try:
+            decoded = _PROGRESS_DECODER.decode(params if params is not None else b"{}")
+        except msgspec.ValidationError as exc:
+            return MessageRejected(None, f"invalid notifications/progress dropped: {exc}")
+        rid = self._tokens.get(decoded.progress_token)
+        pending = self._pending.get(rid) if rid is not None else None
+        if rid is None or pending is None:
+            return MessageRejected(
+                None, f"progress for unknown token {decoded.progress_token!r} dropped", "debug"
+            )
+        if pending.last_progress is not None and decoded.progress <= pending.last_progress:
+            return MessageRejected(None, f"progress for request {rid!r} did not increase; dropped")
+        pending.last_progress = decoded.progress
+        return ProgressReceived(rid, decoded)
+
+    def _on_response(self, message: DecodedResponse) -> Event:
+        rid = message.id
+        pending = self._pending.pop(rid, None)
+        if pending is None:
+            if rid in self._finished_out:
+                return MessageRejected(None, f"late response for request {rid!r} dropped", "debug")
+            return MessageRejected(None, f"response for unknown request id {rid!r} dropped")
+        self._finish_outbound(rid, pending)
+        if message.error is not None:
+            return ErrorReceived(rid, message.error)
+        if message.problem is not None or message.result is None:
+            return ResponseInvalid(rid, message.problem or "empty response")
+        return ResponseReceived(rid, message.result)
+
+    def _finish_outbound(self, rid: RequestId, pending: _Pending) -> None:
+        if pending.progress_token is not None:
+            self._tokens.pop(pending.progress_token, None)
+        self._finished_out[rid] = None
+        if len(self._finished_out) > _RECENT:
+            self._finished_out.popitem(last=False)
+
+    # -- sending ------------------------------------------------------------------------
+
+    def send_request(
+        self, method: str, params: Any = UNSET, *, progress: bool = False
+    ) -> tuple[RequestId, bytes]:
+        """Allocate an id and encode a request.
+
+        With ``progress=True`` the request asks for progress notifications: its id doubles
+        as the progress token, written into ``params._meta.progressToken``, and is registered
+        before the bytes are returned (so no early notification can be missed).
+
+        Raises:
+            LocalProtocolError: ``params`` is not an object or cannot be encoded.
+        """
+        rid = self._next_id
+        token: ProgressToken | None = None
+        if progress:
+            token = rid
+            params = _with_progress_token(params, token)
+        data = encode_request(rid, method, params)
+        self._next_id += 1
+        self._pending[rid] = _Pending(method, token)
+        if token is not None:
+            self._tokens[token] = rid
+        return rid, data
+
+    def send_notification(self, method: str, params: Any = UNSET) -> bytes:
+        """Encode a notification.
+
+        Raises:
+            LocalProtocolError: ``params`` is not an object or cannot be encoded.
+        """
+        return encode_notification(method, params)
+
+    def _take(self, request_id: RequestId) -> _InFlight:
+        entry = self._in_flight.get(request_id)
+        if entry is None:
+            raise LocalProtocolError(
+                f"no request with id {request_id!r} is in flight (already answered?)"
+            )
+        return entry
+
+    def send_result(self, request_id: RequestId, result: Any) -> bytes | None:
+        """Encode the success response to a peer request and mark it answered.
+
+        Returns ``None`` (send nothing) if the peer cancelled the request.
+
+        Raises:
+            LocalProtocolError: the request is not in flight (answered twice, or never
+                received), or ``result`` is not an object / cannot be encoded. In the latter
+                case the request stays in flight so an error can still be sent.
+        """
+        entry = self._take(request_id)
+        if entry.cancelled:
+            del self._in_flight[request_id]
+            return None
+        data = encode_result(request_id, result)
+        del self._in_flight[request_id]
+        return data
+
+    def send_error(
+        self, request_id: RequestId, code: int, message: str, data: Any = UNSET
+    ) -> bytes | None:
+        """Encode an error response to a peer request and mark it answered.
+
+        Returns ``None`` (send nothing) if the peer cancelled the request.
+
+        Raises:
+            LocalProtocolError: the request is not in flight.
+        """
+        entry = self._take(request_id)
+        del self._in_flight[request_id]
+        if entry.cancelled:
+            return None
+        return encode_error(request_id, code, message, data)
+
+    def discard(self, request_id: RequestId) -> bool:
+        """Forget a peer request without answering it (after the peer cancelled it).
+
+        Returns whether it was in flight.
+        """
+        return self._in_flight.pop(request_id, None) is not None
+
+    def send_progress(
+        self,
+        request_id: RequestId,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bytes | None:
+        """Encode a progress notification for a peer request in flight.
+
+        Returns ``None`` when nothing may be sent: the request did not ask for progress,
+        was cancelled, or was already answered (never progress after the response).
+
+        Raises:
+            LocalProtocolError: ``progress`` did not increase, or a value is not finite.
+        """
+        entry = self._in_flight.get(request_id)
+        if entry is None or entry.cancelled or entry.progress_token is None:
+            return None
+        if entry.last_progress is not None and not progress > entry.last_progress:
+            raise LocalProtocolError(
+                f"progress must increase with every notification "
+                f"({progress!r} after {entry.last_progress!r})"
+            )
+        params = ProgressNotificationParams(
+            progress_token=entry.progress_token,
+            progress=progress,
+            total=UNSET if total is None else total,
+            message=UNSET if message is None else message,
+        )
+        data = encode_notification("notifications/progress", params)
+        entry.last_progress = progress
+        return data
+
+    def cancel(self, request_id: RequestId, reason: str | None = None) -> bytes | None:
+        """Give up on one of our requests: forget it and encode ``notifications/cancelled``.
+
+        A late response is then dropped. Returns ``None`` if the request is no longer
+        pending (its response already arrived), so a cancel racing completion yields exactly
+        one outcome. ``initialize`` is never cancelled on the wire (it is only forgotten).
+        """
+        pending = self._pending.pop(request_id, None)
+        if pending is None:
+            return None
+        self._finish_outbound(request_id, pending)
+        if pending.method == "initialize":
+            return None
+        params = CancelledNotificationParams(
+            request_id=request_id, reason=UNSET if reason is None else reason
+        )
+        return encode_notification("notifications/cancelled", params)
+
+    def forget(self, request_id: RequestId) -> None:
+        """Stop waiting for one of our requests without telling the peer."""
+        pending = self._pending.pop(request_id, None)
+        if pending is not None:
+            self._finish_outbound(request_id, pending)
+
+
+def _with_progress_token(params: Any, token: ProgressToken) -> Any:
+    """Return ``params`` with ``_meta.progressToken`` set, without mutating the caller's."""
+    if params is UNSET or params is None:
+        return {"_meta": {"progressToken": token}}
+    if isinstance(params, dict):
+        meta = dict(params.get("_meta") or {})
+        meta["progressToken"] = token
+        return {**params, "_meta": meta}
+    if isinstance(params, msgspec.Struct) and "meta" in params.__struct_fields__:
+        current = params.meta  # type: ignore[attr-defined]
+        meta = dict(current) if isinstance(current, dict) else {}
+        meta["progressToken"] = token
+        return msgspec.structs.replace(params, meta=meta)
+    raise LocalProtocolError("progress needs params given as a dict or a params struct")

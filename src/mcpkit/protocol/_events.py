@@ -1,0 +1,113 @@
+"""Events a :class:`Connection` produces from received messages (named in the past tense).
+
+Params and results stay raw JSON (``msgspec.Raw``) until the layer that knows their type
+decodes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from msgspec import Raw
+
+from ..types import ErrorObject, ProgressNotificationParams, ProgressToken, RequestId
+
+__all__ = [
+    "CancelReceived",
+    "ErrorReceived",
+    "Event",
+    "MessageRejected",
+    "NotificationReceived",
+    "ProgressReceived",
+    "RequestReceived",
+    "ResponseInvalid",
+    "ResponseReceived",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestReceived:
+    """The peer sent a request; it is now in flight until answered or cancelled."""
+
+    request_id: RequestId
+    method: str
+    params: Raw | None
+    progress_token: ProgressToken | None
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationReceived:
+    """The peer sent a notification the connection does not handle itself."""
+
+    method: str
+    params: Raw | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived:
+    """A success response to one of our requests."""
+
+    request_id: RequestId
+    result: Raw
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    """An error response to one of our requests."""
+
+    request_id: RequestId
+    error: ErrorObject
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseInvalid:
+    """The answer to one of our requests broke the protocol; the call must fail."""
+
+    request_id: RequestId
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReceived:
+    """The peer cancelled a request it sent us; no response will be sent for it."""
+
+    request_id: RequestId
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressReceived:
+    """Progress for one of our requests still awaiting its response."""
+
+    request_id: RequestId
+    params: ProgressNotificationParams
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRejected:
+    """A message that could not be processed.
+
+    Attributes:
+        reply: an error response to send back, or ``None`` (notifications and responses are
+            never answered).
+        reason: what was wrong, for the log.
+        level: how loudly to log: ``"warning"`` for a peer's mistake, ``"debug"`` for the
+            expected (a late response after a cancellation, a cancel racing completion).
+    """
+
+    reply: bytes | None
+    reason: str
+    level: Literal["warning", "debug"] = "warning"
+
+
+Event = (
+    RequestReceived
+    | NotificationReceived
+    | ResponseReceived
+    | ErrorReceived
+    | ResponseInvalid
+    | CancelReceived
+    | ProgressReceived
+    | MessageRejected
+)

@@ -1,0 +1,93 @@
+"""The handshake-era lifecycle of a server connection, as a transition table.
+
+``basic/lifecycle.mdx`` (2024-11-05 ... 2025-11-25): the first request MUST be
+``initialize``; only ``ping`` may precede it; the client then sends
+``notifications/initialized``. A second ``initialize`` is refused. A request arriving too
+early gets an error and the connection stays up.
+
+Rule block: everything that decides whether a message is allowed in a lifecycle state lives
+in ``_REQUEST_RULES`` and ``_NOTIFICATION_RULES`` below; anything not in a table is refused.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+from ..exceptions import LocalProtocolError
+from ..types import ErrorCode, ErrorObject
+
+__all__ = ["HandshakeState", "ServerHandshake"]
+
+
+class HandshakeState(enum.Enum):
+    """Where a server connection stands in the handshake."""
+
+    #: Nothing but ``initialize`` and ``ping`` is accepted yet.
+    AWAITING_INITIALIZE = "awaiting-initialize"
+    #: ``initialize`` was answered; waiting for ``notifications/initialized``. Requests are
+    #: served already (clients commonly pipeline them right behind the notification).
+    INITIALIZED = "initialized"
+    #: The client confirmed with ``notifications/initialized``.
+    READY = "ready"
+
+
+_S = HandshakeState
+
+# (state, method or "*") -> error to answer with, or None to accept.
+_NOT_INITIALIZED: Final = ErrorObject(
+    code=ErrorCode.INVALID_REQUEST,
+    message="Invalid Request: the connection is not initialized; send `initialize` first",
+)
+_ALREADY_INITIALIZED: Final = ErrorObject(
+    code=ErrorCode.INVALID_REQUEST,
+    message="Invalid Request: `initialize` may only be sent once per connection",
+)
+_REQUEST_RULES: Final[dict[tuple[HandshakeState, str], ErrorObject | None]] = {
+    (_S.AWAITING_INITIALIZE, "initialize"): None,
+    (_S.AWAITING_INITIALIZE, "ping"): None,
+    (_S.AWAITING_INITIALIZE, "*"): _NOT_INITIALIZED,
+    (_S.INITIALIZED, "initialize"): _ALREADY_INITIALIZED,
+    (_S.INITIALIZED, "*"): None,
+    (_S.READY, "initialize"): _ALREADY_INITIALIZED,
+    (_S.READY, "*"): None,
+}
+# (state, notification) -> next state; notifications absent from the table leave the state
+# unchanged and are delivered (cancelled, progress, roots/list_changed, ...), except that
+# nothing but cancellation is delivered before initialize.
+_NOTIFICATION_RULES: Final[dict[tuple[HandshakeState, str], HandshakeState]] = {
+    (_S.INITIALIZED, "notifications/initialized"): _S.READY,
+}
+
+
+class ServerHandshake:
+    """Tracks the lifecycle of one server connection (sans-I/O)."""
+
+    def __init__(self) -> None:
+        self.state = HandshakeState.AWAITING_INITIALIZE
+        self.protocol_version: str | None = None
+
+    def check_request(self, method: str) -> ErrorObject | None:
+        """Return the error to answer a request with in the current state, or ``None`` if
+        the request may be served."""
+        key = (self.state, method)
+        if key in _REQUEST_RULES:
+            return _REQUEST_RULES[key]
+        return _REQUEST_RULES[(self.state, "*")]
+
+    def initialize_succeeded(self, protocol_version: str) -> None:
+        """Record that ``initialize`` was answered with ``protocol_version``."""
+        if self.state is not HandshakeState.AWAITING_INITIALIZE:
+            raise LocalProtocolError("initialize already succeeded on this connection")
+        self.state = HandshakeState.INITIALIZED
+        self.protocol_version = protocol_version
+
+    def receive_notification(self, method: str) -> bool:
+        """Apply a notification; return whether it should be delivered to handlers."""
+        next_state = _NOTIFICATION_RULES.get((self.state, method))
+        if next_state is not None:
+            self.state = next_state
+            return False
+        if method == "notifications/initialized":
+            return False  # early or repeated: nothing to do
+        return self.state is not HandshakeState.AWAITING_INITIALIZE

@@ -1,0 +1,36 @@
+"""Configurable limits on what the codec accepts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_LIMITS", "Limits"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on incoming messages, checked before any decoding work is done.
+
+    Attributes:
+        max_message_bytes: largest accepted message (one NDJSON line, one HTTP body or one
+            SSE event). Larger messages are answered with -32700 and never buffered beyond
+            this size. Default 16 MiB (images and audio travel base64-encoded).
+        max_depth: deepest accepted nesting of JSON arrays and objects. Deeper messages are
+            answered with -32700; decoding never reaches Python's recursion limit. Default 128.
+
+    Raises:
+        ValueError: a limit is not positive, or ``max_depth`` exceeds 512 (deeper nesting
+            could exhaust the decoder's stack).
+    """
+
+    max_message_bytes: int = 16 * 1024 * 1024
+    max_depth: int = 128
+
+    def __post_init__(self) -> None:
+        if self.max_message_bytes <= 0:
+            raise ValueError("max_message_bytes must be positive")
+        if not 0 < self.max_depth <= 512:
+            raise ValueError("max_depth must be between 1 and 512")
+
+
+DEFAULT_LIMITS = Limits()

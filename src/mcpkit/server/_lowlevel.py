@@ -1,0 +1,315 @@
+"""The low-level server: a registry from method names to typed handlers.
+
+Handlers have one shape, ``async def handler(ctx: RequestContext, params) -> result``, where
+``params`` is already decoded into the method's params struct (or a dict for vendor methods
+without a declared type) and ``result`` is a result struct or a dict. The lifecycle
+(``initialize``, ``ping``, ``logging/setLevel``) is built in. Tools can be registered with
+:meth:`LowLevelServer.add_tool`; the high-level decorator API builds on this class.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+import anyio
+import msgspec
+from msgspec import UNSET, Raw
+
+from .._version import __version__
+from ..aio import MessageChannel
+from ..exceptions import LocalProtocolError, RPCError, ToolError
+from ..protocol import DEFAULT_LIMITS, Limits
+from ..types import (
+    HANDSHAKE_VERSIONS,
+    CallToolRequestParams,
+    CallToolResult,
+    ContentBlock,
+    Implementation,
+    ListToolsRequestParams,
+    ListToolsResult,
+    LoggingLevel,
+    ServerCapabilities,
+    TextContent,
+    Tool,
+    ToolsCapability,
+    is_custom_method_name,
+    method_spec,
+)
+from ._context import RequestContext
+from ._session import ServerSession
+
+__all__ = ["LowLevelServer", "ToolHandler", "ToolResult"]
+
+P = TypeVar("P")
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+NotificationCallback = Callable[[ServerSession, Raw | None], Awaitable[None]]
+#: What a tool handler may return: a full result, a list of content blocks, or text.
+ToolResult = CallToolResult | Sequence[ContentBlock] | str
+ToolHandler = Callable[[RequestContext, dict[str, Any]], Awaitable[ToolResult]]
+
+# Handled by the session itself; never user-registrable.
+_BUILT_IN: Final = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+    }
+)
+# Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    handler: Handler
+    decoder: msgspec.json.Decoder[Any]
+
+
+def _check_registrable(method: str, kind: str) -> None:
+    spec = method_spec(method)
+    if method in _BUILT_IN:
+        raise LocalProtocolError(f"{method!r} is handled by mcpkit itself and cannot be replaced")
+    if spec is not None:
+        if spec.kind != kind:
+            raise LocalProtocolError(f"{method!r} is an MCP {spec.kind}, not a {kind}")
+        if spec.sender == "server":
+            raise LocalProtocolError(f"{method!r} is sent by servers, not handled by them")
+        return
+    if not is_custom_method_name(method):
+        raise LocalProtocolError(
+            f"cannot register {method!r}: custom methods need a vendor prefix such as "
+            f"'acme/{method.rsplit('/', 1)[-1]}', and MCP's own namespaces (tools/, "
+            "notifications/, rpc., io.modelcontextprotocol/, ...) are reserved"
+        )
+
+
+class LowLevelServer:
+    """An MCP server as a table of handlers.
+
+    Args:
+        name: the server's name (``serverInfo.name``).
+        version: the server's version (``serverInfo.version``).
+        title: a display name.
+        instructions: guidance for the model, returned by ``initialize``.
+        supported_versions: protocol versions to accept, defaults to every handshake-era
+            revision (2024-11-05 ... 2025-11-25).
+        limits: bounds on incoming messages.
+        max_in_flight: most requests per connection handled concurrently.
+        page_size: items per page of list results (``None``: everything in one page).
+        default_log_level: log threshold until the client sends ``logging/setLevel``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = __version__,
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        supported_versions: Sequence[str] = HANDSHAKE_VERSIONS,
+        limits: Limits = DEFAULT_LIMITS,
+        max_in_flight: int = 100,
+        page_size: int | None = None,
+        default_log_level: LoggingLevel = "info",
+    ) -> None:
+        unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
+        if unknown or not supported_versions:
+            raise LocalProtocolError(f"unsupported protocol versions: {unknown or '(none)'}")
+        if page_size is not None and page_size < 1:
+            raise LocalProtocolError("page_size must be at least 1")
+        self.info = Implementation(
+            name=name, version=version, title=UNSET if title is None else title
+        )
+        self.instructions = instructions
+        self.supported_versions = tuple(supported_versions)
+        self.limits = limits
+        self.max_in_flight = max_in_flight
+        self.page_size = page_size
+        self.default_log_level: LoggingLevel = default_log_level
+        self._routes: dict[str, _Route] = {}
+        self._notifications: dict[str, NotificationCallback] = {}
+        self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
+
+    # -- registration -------------------------------------------------------------------
+
+    def set_request_handler(
+        self, method: str, handler: Handler, params_type: type[Any] | None = None
+    ) -> None:
+        """Register ``handler`` for requests named ``method``.
+
+        MCP methods get their params decoded into the spec's params struct; vendor methods
+        (``acme/op``) into ``params_type`` (default ``dict[str, Any]``).
+
+        Raises:
+            LocalProtocolError: ``method`` is built in, sent by servers, or neither an MCP
+                method nor a vendor-prefixed name.
+        """
+        _check_registrable(method, "request")
+        spec = method_spec(method)
+        decode_type = params_type or (spec.params if spec is not None else dict[str, Any])
+        self._routes[method] = _Route(handler, msgspec.json.Decoder(decode_type))
+
+    def request_handler(
+        self, method: str, params_type: type[Any] | None = None
+    ) -> Callable[[Handler], Handler]:
+        """Decorator form of :meth:`set_request_handler`."""
+
+        def register(handler: Handler) -> Handler:
+            self.set_request_handler(method, handler, params_type)
+            return handler
+
+        return register
+
+    def set_notification_handler(self, method: str, handler: NotificationCallback) -> None:
+        """Register ``handler(session, raw_params)`` for notifications named ``method``.
+
+        Raises:
+            LocalProtocolError: as for :meth:`set_request_handler`.
+        """
+        _check_registrable(method, "notification")
+        self._notifications[method] = handler
+
+    def add_tool(self, tool: Tool, handler: ToolHandler) -> None:
+        """Register a tool and the coroutine that runs it.
+
+        The handler receives the context and the arguments object. It returns a
+        :class:`CallToolResult`, a list of content blocks, or a string (one text block).
+        Raising :class:`ToolError` (or any exception) produces a tool execution error
+        (``isError: true``) the model can see; :class:`RPCError` becomes a JSON-RPC error.
+
+        Raises:
+            LocalProtocolError: the name breaks the 2025-11-25 naming rules (1-128 of
+                ``A-Z a-z 0-9 _ - .``) or is already registered.
+        """
+        if not _TOOL_NAME.fullmatch(tool.name):
+            raise LocalProtocolError(
+                f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+            )
+        if tool.name in self._tools:
+            raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = (tool, handler)
+        if "tools/list" not in self._routes:
+            self._routes["tools/list"] = _Route(
+                self._list_tools, msgspec.json.Decoder(ListToolsRequestParams)
+            )
+            self._routes["tools/call"] = _Route(
+                self._call_tool, msgspec.json.Decoder(CallToolRequestParams)
+            )
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The registered tools, in registration order."""
+        return [tool for tool, _ in self._tools.values()]
+
+    def capabilities(self) -> ServerCapabilities:
+        """The capabilities implied by what is registered."""
+        return ServerCapabilities(
+            logging={},
+            tools=ToolsCapability() if "tools/list" in self._routes else UNSET,
+        )
+
+    # -- routing (used by sessions) -----------------------------------------------------
+
+    def route(self, method: str) -> _Route | None:
+        """The handler registered for a request method, if any."""
+        return self._routes.get(method)
+
+    def notification_route(self, method: str) -> NotificationCallback | None:
+        """The handler registered for a notification, if any."""
+        return self._notifications.get(method)
+
+    # -- tools --------------------------------------------------------------------------
+
+    def _page(
+        self, items: Sequence[P], cursor: str | msgspec.UnsetType
+    ) -> tuple[list[P], str | None]:
+        start = 0
+        if isinstance(cursor, str):
+            try:
+                start = int(base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii"))
+            except (ValueError, UnicodeError):
+                raise RPCError.invalid_params("Invalid cursor") from None
+            if not 0 <= start <= len(items):
+                raise RPCError.invalid_params("Invalid cursor")
+        if self.page_size is None:
+            return list(items[start:]), None
+        end = start + self.page_size
+        next_cursor = None
+        if end < len(items):
+            next_cursor = base64.urlsafe_b64encode(str(end).encode("ascii")).decode("ascii")
+        return list(items[start:end]), next_cursor
+
+    async def _list_tools(
+        self, ctx: RequestContext, params: ListToolsRequestParams
+    ) -> ListToolsResult:
+        page, next_cursor = self._page(self.tools, params.cursor)
+        return ListToolsResult(
+            tools=page, next_cursor=UNSET if next_cursor is None else next_cursor
+        )
+
+    async def _call_tool(
+        self, ctx: RequestContext, params: CallToolRequestParams
+    ) -> CallToolResult:
+        entry = self._tools.get(params.name)
+        if entry is None:
+            raise RPCError.invalid_params(f"Unknown tool: {params.name!r}")
+        _, handler = entry
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        try:
+            outcome = await handler(ctx, arguments)
+        except (RPCError, anyio.get_cancelled_exc_class()):
+            raise
+        except ToolError as exc:
+            return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+        except Exception as exc:
+            # Reported to the model without a traceback (server/tools.mdx "Error Handling").
+            return CallToolResult(
+                content=[TextContent(text=f"Tool {params.name!r} failed: {exc}")], is_error=True
+            )
+        if isinstance(outcome, CallToolResult):
+            return outcome
+        if isinstance(outcome, str):
+            return CallToolResult(content=[TextContent(text=outcome)])
+        return CallToolResult(content=list(outcome))
+
+    # -- serving ------------------------------------------------------------------------
+
+    async def serve(self, channel: MessageChannel) -> None:
+        """Serve one connection over ``channel`` until the client closes it."""
+        await ServerSession(self, channel).run()
+
+    async def serve_stdio(self) -> None:
+        """Serve over this process's stdin/stdout until stdin closes or the parent exits."""
+        from ..transports import stdio_channel, wait_parent_exit
+
+        channel = stdio_channel(limits=self.limits)
+        async with anyio.create_task_group() as tg:
+
+            async def watch_parent() -> None:
+                await wait_parent_exit()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch_parent)
+            await self.serve(channel)
+            tg.cancel_scope.cancel()
+
+    def run(self, transport: str = "stdio", *, backend: str = "asyncio") -> None:
+        """Run the server until it is told to stop (blocking).
+
+        Args:
+            transport: ``"stdio"`` (more arrive with the HTTP transports).
+            backend: ``"asyncio"`` or ``"trio"``.
+
+        Raises:
+            LocalProtocolError: unknown transport.
+        """
+        if transport != "stdio":
+            raise LocalProtocolError(f"unknown transport {transport!r}; available: 'stdio'")
+        anyio.run(self.serve_stdio, backend=backend)

@@ -1,0 +1,177 @@
+"""One server connection: the handshake, typed dispatch and per-connection state."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Final, get_args
+
+import msgspec
+from msgspec import UNSET, Raw
+
+from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel
+from ..exceptions import LocalProtocolError, RPCError
+from ..protocol import HandshakeState, ServerHandshake
+from ..types import (
+    ClientCapabilities,
+    EmptyResult,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    SetLevelRequestParams,
+    negotiate_version,
+)
+from ._context import RequestContext
+
+if TYPE_CHECKING:
+    from ._lowlevel import LowLevelServer
+
+__all__ = ["ServerSession"]
+
+logger = logging.getLogger("mcpkit.server")
+
+_LEVELS: Final[tuple[str, ...]] = get_args(LoggingLevel)
+_SEVERITY: Final = {name: rank for rank, name in enumerate(_LEVELS)}
+_INIT_DECODER: Final = msgspec.json.Decoder(InitializeRequestParams)
+_SET_LEVEL_DECODER: Final = msgspec.json.Decoder(SetLevelRequestParams)
+
+
+class _MetaOnly(msgspec.Struct):
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+
+_META_DECODER: Final = msgspec.json.Decoder(_MetaOnly)
+
+
+def decode_params(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str) -> Any:
+    """Decode a request's params with the method's decoder.
+
+    Raises:
+        RPCError: -32602 naming the field and the problem.
+    """
+    try:
+        return decoder.decode(params if params is not None else b"{}")
+    except msgspec.ValidationError as exc:
+        raise RPCError.invalid_params(f"Invalid params for {method}: {exc}") from None
+
+
+class ServerSession:
+    """The state of one client connection to a :class:`LowLevelServer`.
+
+    Attributes:
+        protocol_version: the negotiated version, once initialized.
+        client_info: the client's self-reported identity, once initialized.
+        client_capabilities: what the client declared.
+        log_level: the minimum level of log messages sent to the client.
+    """
+
+    def __init__(self, server: LowLevelServer, channel: MessageChannel) -> None:
+        self.server = server
+        self.handshake = ServerHandshake()
+        self.client_info: Implementation | None = None
+        self.client_capabilities = ClientCapabilities()
+        self.log_level: LoggingLevel = server.default_log_level
+        self.endpoint = Endpoint(
+            channel,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            gate=self._gate,
+            limits=server.limits,
+            max_in_flight=server.max_in_flight,
+        )
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.handshake.protocol_version
+
+    @property
+    def initialized(self) -> bool:
+        """Whether the client completed the handshake (sent ``notifications/initialized``)."""
+        return self.handshake.state is HandshakeState.READY
+
+    async def run(self) -> None:
+        """Serve the connection until the client closes it."""
+        await self.endpoint.run()
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _gate(self, request: InboundRequest) -> Any:
+        error = self.handshake.check_request(request.method)
+        if error is not None:
+            raise RPCError.from_error(error)
+        if request.method == "initialize":
+            return self._initialize(request.params)
+        if request.method == "ping":
+            return EmptyResult()
+        if request.method == "logging/setLevel":
+            params = decode_params(_SET_LEVEL_DECODER, request.params, request.method)
+            self.log_level = params.level
+            return EmptyResult()
+        return PROCEED
+
+    def _initialize(self, raw: Raw | None) -> InitializeResult:
+        params = decode_params(_INIT_DECODER, raw, "initialize")
+        version = negotiate_version(params.protocol_version, self.server.supported_versions)
+        self.client_info = params.client_info
+        self.client_capabilities = params.capabilities
+        self.handshake.initialize_succeeded(version)
+        logger.debug(
+            "initialized: client %s %s, protocol %s",
+            params.client_info.name,
+            params.client_info.version,
+            version,
+        )
+        return InitializeResult(
+            protocol_version=version,
+            capabilities=self.server.capabilities(),
+            server_info=self.server.info,
+            instructions=UNSET if self.server.instructions is None else self.server.instructions,
+        )
+
+    async def _on_request(self, request: InboundRequest) -> Any:
+        route = self.server.route(request.method)
+        if route is None:
+            raise RPCError.method_not_found(request.method)
+        params = decode_params(route.decoder, request.params, request.method)
+        meta = getattr(params, "meta", None)
+        if isinstance(params, dict):
+            meta = params.get("_meta")
+        ctx = RequestContext(request, self, meta if isinstance(meta, dict) else None)
+        return await route.handler(ctx, params)
+
+    async def _on_notification(self, method: str, params: Raw | None) -> None:
+        if not self.handshake.receive_notification(method):
+            return
+        handler = self.server.notification_route(method)
+        if handler is None:
+            logger.debug("notification %r ignored (no handler)", method)
+            return
+        await handler(self, params)
+
+    # -- sending ------------------------------------------------------------------------
+
+    async def notify(self, method: str, params: Any = UNSET) -> None:
+        """Send a notification to the client.
+
+        Raises:
+            LocalProtocolError: ``params`` is not an object or cannot be encoded.
+            ConnectionClosedError: the client is gone.
+        """
+        await self.endpoint.notify(method, params)
+
+    async def send_log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> bool:
+        """Send ``notifications/message`` if ``level`` passes the client's threshold.
+
+        Raises:
+            LocalProtocolError: ``level`` is not a logging level.
+        """
+        if level not in _SEVERITY:
+            raise LocalProtocolError(f"unknown logging level {level!r}; use one of {_LEVELS}")
+        if _SEVERITY[level] < _SEVERITY[self.log_level]:
+            return False
+        params = LoggingMessageNotificationParams(
+            level=level, data=data, logger=UNSET if logger is None else logger
+        )
+        await self.endpoint.notify("notifications/message", params)
+        return True

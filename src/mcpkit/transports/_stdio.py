@@ -1,0 +1,163 @@
+"""The stdio transport, server side: NDJSON over the process's own stdin and stdout.
+
+``basic/transports.mdx`` "stdio": one message per line, UTF-8, nothing but MCP messages on
+stdout. Reading is done on the binary file descriptors directly: on POSIX pipes, sockets and
+terminals the descriptor is made non-blocking and awaited with the event loop (no thread
+hop per line, no text-mode decoding that would hide invalid UTF-8); regular files and
+platforms without descriptor polling fall back to reading large chunks in a worker thread.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+from typing import Final
+
+import anyio
+import anyio.to_thread
+
+from ..protocol import DEFAULT_LIMITS, FrameTooLarge, Limits, LineBuffer, encode_line
+
+__all__ = ["FdChannel", "stdio_channel", "wait_parent_exit"]
+
+_CHUNK: Final = 256 * 1024
+
+
+def _pollable(fd: int) -> bool:
+    if sys.platform == "win32":
+        return False
+    mode = os.fstat(fd).st_mode
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+class FdChannel:
+    """A message channel over two file descriptors (read and write), NDJSON-framed.
+
+    The descriptors' blocking mode is changed while the channel is open and restored by
+    :meth:`aclose`; the descriptors themselves are not closed (they belong to the process).
+
+    Args:
+        read_fd: descriptor to read messages from (stdin).
+        write_fd: descriptor to write messages to (stdout).
+        limits: ``max_message_bytes`` bounds a line.
+    """
+
+    def __init__(self, read_fd: int, write_fd: int, *, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._buffer = LineBuffer(limits.max_message_bytes)
+        self._eof = False
+        self._closed = False
+        self._write_lock = anyio.Lock()
+        self._poll_read = _pollable(read_fd)
+        self._poll_write = _pollable(write_fd)
+        self._saved_blocking: dict[int, bool] = {}
+        for fd, poll in ((read_fd, self._poll_read), (write_fd, self._poll_write)):
+            if poll and fd not in self._saved_blocking:
+                self._saved_blocking[fd] = os.get_blocking(fd)
+                os.set_blocking(fd, False)
+
+    async def receive(self) -> bytes | FrameTooLarge:
+        """Receive the next message (one line).
+
+        Raises:
+            anyio.EndOfStream: stdin reached end of file.
+            anyio.ClosedResourceError: the channel was closed.
+        """
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            frame = self._buffer.next_frame()
+            if frame is not None:
+                return frame
+            if self._eof:
+                raise anyio.EndOfStream
+            chunk = await self._read()
+            if chunk:
+                self._buffer.feed(chunk)
+                continue
+            self._eof = True
+            last = self._buffer.end_of_input()
+            if last is not None:
+                return last
+
+    async def _read(self) -> bytes:
+        if not self._poll_read:
+            return await anyio.to_thread.run_sync(
+                os.read, self._read_fd, _CHUNK, abandon_on_cancel=True
+            )
+        while True:
+            try:
+                return os.read(self._read_fd, _CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self._read_fd)
+            except OSError as exc:
+                if exc.errno == errno.EIO:  # terminal hung up
+                    return b""
+                raise
+
+    async def send(self, message: bytes) -> None:
+        """Write one message and its newline, whole (concurrent sends never interleave).
+
+        Raises:
+            anyio.BrokenResourceError: the reader of stdout is gone.
+            anyio.ClosedResourceError: the channel was closed.
+        """
+        data = memoryview(encode_line(message))
+        async with self._write_lock:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                while data:
+                    if not self._poll_write:
+                        written = await anyio.to_thread.run_sync(os.write, self._write_fd, data)
+                    else:
+                        try:
+                            written = os.write(self._write_fd, data)
+                        except BlockingIOError:
+                            await anyio.wait_writable(self._write_fd)
+                            continue
+                    data = data[written:]
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        """Stop using the descriptors and restore their blocking mode."""
+        if self._closed:
+            return
+        self._closed = True
+        for fd, blocking in self._saved_blocking.items():
+            try:
+                os.set_blocking(fd, blocking)
+            except OSError:
+                pass
+
+
+def stdio_channel(*, limits: Limits = DEFAULT_LIMITS) -> FdChannel:
+    """A channel over this process's stdin and stdout (the server side of stdio).
+
+    The protocol keeps a private duplicate of stdout, and descriptor 1 and ``sys.stdout``
+    are pointed at stderr: a stray ``print()`` in a tool, in a C extension or in a child
+    process can never corrupt the protocol stream (stdout MUST carry nothing but MCP
+    messages, ``basic/transports.mdx``). Call it once per process.
+    """
+    sys.stdout.flush()
+    out_fd = sys.stdout.fileno()
+    write_fd = os.dup(out_fd)
+    os.dup2(sys.stderr.fileno(), out_fd)
+    sys.stdout = sys.stderr
+    return FdChannel(sys.stdin.fileno(), write_fd, limits=limits)
+
+
+async def wait_parent_exit(interval: float = 1.0) -> None:
+    """Return once the process that started us has exited (we were re-parented).
+
+    A stdio server must not outlive its client; end of input normally tells, but a client
+    that dies while another process still holds our stdin open would leave us running.
+    """
+    parent = os.getppid()
+    # There is no portable event for "parent exited"; polling getppid() is cheap.
+    while os.getppid() == parent:  # noqa: ASYNC110
+        await anyio.sleep(interval)

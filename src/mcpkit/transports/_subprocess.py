@@ -1,0 +1,232 @@
+"""The stdio transport, client side: spawn an MCP server and talk NDJSON over its pipes.
+
+Shutdown follows ``basic/lifecycle.mdx`` "Shutdown" for stdio: close the server's stdin,
+wait, then SIGTERM, wait, then SIGKILL, and always reap the process (no zombies). On POSIX
+the server runs in its own session so the escalation reaches its children too, and a
+Ctrl-C aimed at the client does not kill the server mid-reply.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Final, Literal
+
+import anyio
+import anyio.abc
+
+from ..exceptions import TransportError
+from ..protocol import DEFAULT_LIMITS, FrameTooLarge, Limits, LineBuffer, encode_line
+
+__all__ = ["ProcessChannel", "StdioTransport"]
+
+logger = logging.getLogger("mcpkit.transports.stdio")
+_CHUNK: Final = 256 * 1024
+
+StderrMode = Literal["inherit", "capture", "devnull"]
+
+
+class StdioTransport:
+    """Launch an MCP server as a subprocess and connect to it over stdio.
+
+    Args:
+        command: the program to run, e.g. ``"python"`` or ``["uvx", "some-server"]``.
+        args: further arguments.
+        env: environment of the server; ``None`` inherits ours.
+        cwd: working directory of the server.
+        stderr: ``"inherit"`` (the server's log lines go to our stderr), ``"capture"``
+            (each line is passed to ``on_stderr``, or logged at INFO on
+            ``mcpkit.transports.stdio``; stderr is not an error signal), or ``"devnull"``.
+        on_stderr: receives each captured stderr line (``stderr="capture"``).
+        terminate_timeout: seconds to wait at each shutdown step before escalating.
+        limits: ``max_message_bytes`` bounds a line from the server.
+    """
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrMode = "inherit",
+        on_stderr: Callable[[str], None] | None = None,
+        terminate_timeout: float = 2.0,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        base = [command] if isinstance(command, str) else list(command)
+        if not base:
+            raise ValueError("command must not be empty")
+        self.argv = [*base, *args]
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.stderr = stderr
+        self.on_stderr = on_stderr
+        self.terminate_timeout = terminate_timeout
+        self.limits = limits
+
+    def connect(self) -> ProcessChannel:
+        """Return the channel; entering it (``async with``) starts the process."""
+        return ProcessChannel(self)
+
+
+class ProcessChannel:
+    """A message channel to a server subprocess. Enter and exit it in the same task.
+
+    Raises:
+        TransportError: on entry, if the process cannot be started.
+    """
+
+    def __init__(self, transport: StdioTransport) -> None:
+        self._t = transport
+        self._process: anyio.abc.Process | None = None
+        self._buffer = LineBuffer(transport.limits.max_message_bytes)
+        self._eof = False
+        self._write_lock = anyio.Lock()
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id, once started."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        """The server's exit status, once it has exited."""
+        return self._process.returncode if self._process is not None else None
+
+    async def __aenter__(self) -> ProcessChannel:
+        stderr: int | None = {
+            "inherit": None,
+            "capture": subprocess.PIPE,
+            "devnull": subprocess.DEVNULL,
+        }[self._t.stderr]
+        try:
+            self._process = await anyio.open_process(
+                self._t.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=self._t.env,
+                cwd=self._t.cwd,
+                start_new_session=sys.platform != "win32",
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start {self._t.argv[0]!r}: {exc}") from exc
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        if self._process.stderr is not None:
+            self._task_group.start_soon(self._pump_stderr, self._process.stderr)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        with anyio.CancelScope(shield=True):
+            await self.aclose()
+            if self._process is not None:
+                await self._process.aclose()  # closes the pipes; the process is reaped
+        assert self._task_group is not None
+        # The stderr pump ends on its own once the process (and its pipe) is gone.
+        return await self._task_group.__aexit__(exc_type, exc, tb)
+
+    async def _pump_stderr(self, stream: anyio.abc.ByteReceiveStream) -> None:
+        pending = b""
+        try:
+            async for chunk in stream:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    self._emit_stderr(line)
+                if len(pending) > self._t.limits.max_message_bytes:
+                    self._emit_stderr(pending)
+                    pending = b""
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        if pending:
+            self._emit_stderr(pending)
+
+    def _emit_stderr(self, line: bytes) -> None:
+        text = line.rstrip(b"\r").decode("utf-8", "replace")
+        if self._t.on_stderr is not None:
+            try:
+                self._t.on_stderr(text)
+            except Exception:
+                logger.exception("on_stderr callback failed")
+        else:
+            logger.info("server stderr: %s", text)
+
+    async def receive(self) -> bytes | FrameTooLarge:
+        """Receive the next message from the server.
+
+        Raises:
+            anyio.EndOfStream: the server closed its stdout (usually: it exited).
+        """
+        assert self._process is not None
+        assert self._process.stdout is not None
+        while True:
+            frame = self._buffer.next_frame()
+            if frame is not None:
+                return frame
+            if self._eof:
+                raise anyio.EndOfStream
+            try:
+                chunk = await self._process.stdout.receive(_CHUNK)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._eof = True
+                last = self._buffer.end_of_input()
+                if last is not None:
+                    return last
+                continue
+            self._buffer.feed(chunk)
+
+    async def send(self, message: bytes) -> None:
+        """Send one message to the server.
+
+        Raises:
+            anyio.BrokenResourceError: the server is gone.
+        """
+        assert self._process is not None
+        assert self._process.stdin is not None
+        data = encode_line(message)
+        async with self._write_lock:
+            await self._process.stdin.send(data)
+
+    async def aclose(self) -> None:
+        """Shut the server down: close stdin, then SIGTERM, then SIGKILL; reap it."""
+        process = self._process
+        if process is None or process.returncode is not None:
+            return
+        if process.stdin is not None:
+            try:
+                await process.stdin.aclose()
+            except (anyio.BrokenResourceError, OSError):
+                pass
+        timeout = self._t.terminate_timeout
+        for step in (None, signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
+            if step is not None:
+                self._signal(process, step)
+            with anyio.move_on_after(timeout):
+                await process.wait()
+                return
+        await process.wait()  # after SIGKILL the process is gone promptly
+
+    @staticmethod
+    def _signal(process: anyio.abc.Process, sig: int) -> None:
+        try:
+            if sys.platform != "win32":
+                os.killpg(process.pid, sig)  # its own session: reach its children too
+            elif sig == signal.SIGTERM:
+                process.terminate()
+            else:
+                process.kill()
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,141 @@
+"""MCP wire types: msgspec structs for every message mcpkit speaks.
+
+Layer 0 of mcpkit: depends on the standard library and msgspec only, does no I/O and has
+no import side effects. Python attributes are snake_case; wire names are camelCase.
+"""
+
+from __future__ import annotations
+
+from ._base import UNSET, Meta, UnsetType, WireModel
+from ._common import (
+    Annotations,
+    ClientCapabilities,
+    EmptyResult,
+    Icon,
+    Implementation,
+    LoggingLevel,
+    NotificationParams,
+    PaginatedRequestParams,
+    PromptsCapability,
+    RequestParams,
+    ResourcesCapability,
+    Result,
+    Role,
+    RootsCapability,
+    ServerCapabilities,
+    ToolsCapability,
+)
+from ._content import (
+    AudioContent,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceContents,
+    ResourceLink,
+    TextContent,
+)
+from ._jsonrpc import JSONRPC_VERSION, ErrorCode, ErrorObject, ProgressToken, RequestId
+from ._lifecycle import InitializeRequestParams, InitializeResult, SetLevelRequestParams
+from ._methods import (
+    METHODS,
+    MethodSpec,
+    is_custom_method_name,
+    is_reserved_method_name,
+    method_spec,
+)
+from ._notifications import (
+    CancelledNotificationParams,
+    LoggingMessageNotificationParams,
+    ProgressNotificationParams,
+)
+from ._tools import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsRequestParams,
+    ListToolsResult,
+    Tool,
+    ToolAnnotations,
+    ToolExecution,
+)
+from ._versions import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    V2024_11_05,
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+    V2026_07_28,
+    negotiate_version,
+)
+
+__all__ = [
+    # base
+    "UNSET",
+    "Meta",
+    "UnsetType",
+    "WireModel",
+    # JSON-RPC
+    "JSONRPC_VERSION",
+    "ErrorCode",
+    "ErrorObject",
+    "ProgressToken",
+    "RequestId",
+    # versions
+    "ALL_VERSIONS",
+    "HANDSHAKE_VERSIONS",
+    "LATEST_HANDSHAKE_VERSION",
+    "V2024_11_05",
+    "V2025_03_26",
+    "V2025_06_18",
+    "V2025_11_25",
+    "V2026_07_28",
+    "negotiate_version",
+    # methods
+    "METHODS",
+    "MethodSpec",
+    "is_custom_method_name",
+    "is_reserved_method_name",
+    "method_spec",
+    # common
+    "Annotations",
+    "ClientCapabilities",
+    "EmptyResult",
+    "Icon",
+    "Implementation",
+    "LoggingLevel",
+    "NotificationParams",
+    "PaginatedRequestParams",
+    "PromptsCapability",
+    "RequestParams",
+    "ResourcesCapability",
+    "Result",
+    "Role",
+    "RootsCapability",
+    "ServerCapabilities",
+    "ToolsCapability",
+    # content
+    "AudioContent",
+    "ContentBlock",
+    "EmbeddedResource",
+    "ImageContent",
+    "ResourceContents",
+    "ResourceLink",
+    "TextContent",
+    # lifecycle
+    "InitializeRequestParams",
+    "InitializeResult",
+    "SetLevelRequestParams",
+    # notifications
+    "CancelledNotificationParams",
+    "LoggingMessageNotificationParams",
+    "ProgressNotificationParams",
+    # tools
+    "CallToolRequestParams",
+    "CallToolResult",
+    "ListToolsRequestParams",
+    "ListToolsResult",
+    "Tool",
+    "ToolAnnotations",
+    "ToolExecution",
+]
