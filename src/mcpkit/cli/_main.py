@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import logging
 import os
@@ -70,6 +71,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     run.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=None,
+        help="largest accepted message in bytes (default: the server's limit, 16 MiB)",
+    )
+    run.add_argument(
         "--log-level",
         default=os.environ.get("MCPKIT_LOG_LEVEL", "WARNING"),
         help="Python logging level for the server's own log (to stderr)",
@@ -79,6 +86,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    from ..transports import note_parent
+
+    note_parent()  # record who started us before anything slow happens
     args = _build_parser().parse_args(argv)
     # Diagnostics go to stderr: on stdio, stdout belongs to the protocol.
     logging.basicConfig(
@@ -87,7 +97,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        if args.transport == "stdio":
+            # Before user code runs: even an import-time print() must not reach stdout.
+            from ..transports import claim_stdout
+
+            claim_stdout()
         server = load_server(args.target)
+        if args.max_message_bytes is not None:
+            if args.max_message_bytes < 1:
+                raise CLIError("--max-message-bytes must be positive")
+            server.limits = dataclasses.replace(
+                server.limits, max_message_bytes=args.max_message_bytes
+            )
         server.run(args.transport, backend=args.backend)
     except CLIError as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)

@@ -251,13 +251,22 @@ def _decode_slow(data: bytes) -> DecodedMessage:
     try:
         members = _MEMBERS_DECODER.decode(data)
     except msgspec.ValidationError:
+        # Not an object: first make sure it is JSON at all (msgspec stopped at the first byte).
+        try:
+            msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            return _failure(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        except RecursionError:
+            return _failure(ErrorCode.PARSE_ERROR, "Parse error: JSON nests too deeply")
         if data.lstrip()[:1] == b"[":
             return _failure(ErrorCode.INVALID_REQUEST, "Invalid Request: batches are not supported")
         return _failure(
             ErrorCode.INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
         )
-    except (msgspec.DecodeError, RecursionError) as exc:  # pragma: no cover - fast path saw it
+    except msgspec.DecodeError as exc:  # the fast path stopped before the syntax error
         return _failure(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+    except RecursionError:
+        return _failure(ErrorCode.PARSE_ERROR, "Parse error: JSON nests too deeply")
 
     jsonrpc = members.get("jsonrpc", _EMPTY)
     jsonrpc_ok = bytes(jsonrpc) == b'"2.0"'

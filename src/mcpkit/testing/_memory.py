@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -12,6 +13,9 @@ from ..aio import memory_channel_pair
 from ..client import Client
 from ..server import LowLevelServer
 
+if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
+    from exceptiongroup import BaseExceptionGroup
+
 __all__ = ["connect_memory"]
 
 
@@ -20,13 +24,19 @@ async def connect_memory(server: LowLevelServer, **client_options: Any) -> Async
     """Run ``server`` in this process and yield an initialized :class:`Client` for it.
 
     ``client_options`` are passed to :class:`Client`. On exit the client closes and the
-    server's connection ends.
+    server's connection ends. Enter and exit in the same task. An exception from the body
+    (or from connecting) propagates as itself, not wrapped in an exception group.
     """
     client_end, server_end = memory_channel_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, server_end)
-        try:
-            async with Client(client_end, **client_options) as client:
-                yield client
-        finally:
-            tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, server_end)
+            try:
+                async with Client(client_end, **client_options) as client:
+                    yield client
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise

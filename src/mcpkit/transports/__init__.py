@@ -6,7 +6,7 @@ Layer 3 of mcpkit. Each third-party I/O library is imported only in its transpor
 from __future__ import annotations
 
 from ..aio import MemoryChannel, memory_channel_pair
-from ._stdio import FdChannel, stdio_channel, wait_parent_exit
+from ._stdio import FdChannel, claim_stdout, note_parent, stdio_channel, wait_parent_exit
 from ._subprocess import ProcessChannel, StdioTransport
 
 __all__ = [
@@ -14,6 +14,8 @@ __all__ = [
     "MemoryChannel",
     "ProcessChannel",
     "StdioTransport",
+    "claim_stdout",
+    "note_parent",
     "memory_channel_pair",
     "stdio_channel",
     "wait_parent_exit",

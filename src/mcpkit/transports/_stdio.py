@@ -20,7 +20,13 @@ import anyio.to_thread
 
 from ..protocol import DEFAULT_LIMITS, FrameTooLarge, Limits, LineBuffer, encode_line
 
-__all__ = ["FdChannel", "stdio_channel", "wait_parent_exit"]
+__all__ = [
+    "FdChannel",
+    "claim_stdout",
+    "note_parent",
+    "stdio_channel",
+    "wait_parent_exit",
+]
 
 _CHUNK: Final = 256 * 1024
 
@@ -135,20 +141,44 @@ class FdChannel:
                 pass
 
 
-def stdio_channel(*, limits: Limits = DEFAULT_LIMITS) -> FdChannel:
-    """A channel over this process's stdin and stdout (the server side of stdio).
+_protocol_stdout: int | None = None
+
+
+def claim_stdout() -> int:
+    """Reserve stdout for the protocol; return the descriptor to write messages to.
 
     The protocol keeps a private duplicate of stdout, and descriptor 1 and ``sys.stdout``
     are pointed at stderr: a stray ``print()`` in a tool, in a C extension or in a child
     process can never corrupt the protocol stream (stdout MUST carry nothing but MCP
-    messages, ``basic/transports.mdx``). Call it once per process.
+    messages, ``basic/transports.mdx``). Idempotent; call it as early as possible (the CLI
+    does so before importing the server's module).
     """
-    sys.stdout.flush()
-    out_fd = sys.stdout.fileno()
-    write_fd = os.dup(out_fd)
-    os.dup2(sys.stderr.fileno(), out_fd)
-    sys.stdout = sys.stderr
-    return FdChannel(sys.stdin.fileno(), write_fd, limits=limits)
+    global _protocol_stdout
+    if _protocol_stdout is None:
+        sys.stdout.flush()
+        out_fd = sys.stdout.fileno()
+        _protocol_stdout = os.dup(out_fd)
+        os.dup2(sys.stderr.fileno(), out_fd)
+        sys.stdout = sys.stderr
+    return _protocol_stdout
+
+
+def stdio_channel(*, limits: Limits = DEFAULT_LIMITS) -> FdChannel:
+    """A channel over this process's stdin and stdout (the server side of stdio).
+
+    See :func:`claim_stdout` for how stdout is kept clean.
+    """
+    return FdChannel(sys.stdin.fileno(), claim_stdout(), limits=limits)
+
+
+# The process that started us, read as early as possible: if it dies while we are still
+# starting up, a later getppid() would already name the re-parenting process instead.
+_original_parent = os.getppid()
+
+
+def note_parent() -> int:
+    """Return the parent process id recorded when mcpkit's stdio transport was imported."""
+    return _original_parent
 
 
 async def wait_parent_exit(interval: float = 1.0) -> None:
@@ -157,7 +187,6 @@ async def wait_parent_exit(interval: float = 1.0) -> None:
     A stdio server must not outlive its client; end of input normally tells, but a client
     that dies while another process still holds our stdin open would leave us running.
     """
-    parent = os.getppid()
     # There is no portable event for "parent exited"; polling getppid() is cheap.
-    while os.getppid() == parent:  # noqa: ASYNC110
+    while os.getppid() == _original_parent:  # noqa: ASYNC110
         await anyio.sleep(interval)

@@ -90,6 +90,11 @@ class ProcessChannel:
         self._write_lock = anyio.Lock()
         self._task_group: anyio.abc.TaskGroup | None = None
 
+    def connect(self) -> ProcessChannel:
+        """Return this channel: an unopened process channel is its own transport, so it can
+        be handed to ``Client`` while the caller keeps it to read ``pid`` / ``returncode``."""
+        return self
+
     @property
     def pid(self) -> int | None:
         """The server's process id, once started."""

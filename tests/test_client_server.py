@@ -1,0 +1,338 @@
+"""Client and low-level server together: in memory and over stdio, on asyncio and trio."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+
+from mcpkit.client import Client, StdioTransport
+from mcpkit.exceptions import (
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestTimeoutError,
+    RPCError,
+    ToolError,
+)
+from mcpkit.server import LowLevelServer, RequestContext, ToolHandler
+from mcpkit.testing import connect_memory
+from mcpkit.types import (
+    CallToolResult,
+    ImageContent,
+    LoggingMessageNotificationParams,
+    ProgressNotificationParams,
+    TextContent,
+    Tool,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def build_server(**options: Any) -> LowLevelServer:
+    server = LowLevelServer("test", "1.2.3", instructions="Be nice.", **options)
+    schema = {"type": "object"}
+
+    async def add(ctx: RequestContext, args: dict[str, Any]) -> CallToolResult:
+        total = args["a"] + args["b"]
+        return CallToolResult(
+            content=[TextContent(text=str(total))], structured_content={"sum": total}
+        )
+
+    async def progress(ctx: RequestContext, args: dict[str, Any]) -> str:
+        for step in range(1, 4):
+            await ctx.report_progress(step, 3, f"step {step}")
+        return "done"
+
+    async def logs(ctx: RequestContext, args: dict[str, Any]) -> str:
+        await ctx.log("debug", "hidden unless debug")
+        await ctx.log("info", {"event": "visible"}, logger="tests")
+        return "logged"
+
+    async def picture(ctx: RequestContext, args: dict[str, Any]) -> list[ImageContent]:
+        return [ImageContent(data="aGk=", mime_type="image/png")]
+
+    async def fails(ctx: RequestContext, args: dict[str, Any]) -> str:
+        raise ToolError("nope, said the tool")
+
+    async def crashes(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return str(1 / 0)
+
+    async def protocol_error(ctx: RequestContext, args: dict[str, Any]) -> str:
+        raise RPCError(-32602, "bad arguments", {"field": "x"})
+
+    async def forever(ctx: RequestContext, args: dict[str, Any]) -> str:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def not_json(ctx: RequestContext, args: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[], structured_content={"x": math.nan})
+
+    handlers: list[tuple[str, ToolHandler]] = [
+        ("add", add),
+        ("progress", progress),
+        ("logs", logs),
+        ("picture", picture),
+        ("fails", fails),
+        ("crashes", crashes),
+        ("protocol_error", protocol_error),
+        ("forever", forever),
+        ("not_json", not_json),
+    ]
+    for name, handler in handlers:
+        server.add_tool(Tool(name=name, input_schema=schema, description=f"{name} tool"), handler)
+    return server
+
+
+@asynccontextmanager
+async def connected(**client_options: Any) -> AsyncIterator[Client]:
+    async with connect_memory(build_server(), **client_options) as client:
+        yield client
+
+
+async def test_initialize_exposes_server_identity() -> None:
+    async with connected() as client:
+        assert client.server_info.name == "test"
+        assert client.server_info.version == "1.2.3"
+        assert client.instructions == "Be nice."
+        assert client.protocol_version == "2025-11-25"
+        assert client.server_capabilities.tools is not msgspec.UNSET
+        await client.ping()
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+async def test_client_can_ask_for_each_version(version: str) -> None:
+    async with connected(protocol_version=version) as client:
+        assert client.protocol_version == version
+
+
+async def test_client_rejects_a_version_it_does_not_support() -> None:
+    server = LowLevelServer("new-only", supported_versions=["2025-11-25"])
+    with pytest.raises(RemoteProtocolError, match="2025-11-25"):
+        async with connect_memory(
+            server, protocol_version="2024-11-05", supported_versions=["2024-11-05"]
+        ):
+            pass
+
+
+async def test_tools() -> None:
+    async with connected() as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names[:3] == ["add", "progress", "logs"]
+        result = await client.call_tool("add", {"a": 2, "b": 40})
+        assert result.content == [TextContent(text="42")]
+        assert result.structured_content == {"sum": 42}
+        picture = await client.call_tool("picture")
+        assert picture.content == [ImageContent(data="aGk=", mime_type="image/png")]
+
+
+async def test_tool_errors() -> None:
+    async with connected() as client:
+        failed = await client.call_tool("fails")
+        assert failed.is_error is True
+        assert failed.content == [TextContent(text="nope, said the tool")]
+        crashed = await client.call_tool("crashes")
+        assert crashed.is_error is True
+        assert isinstance(crashed.content[0], TextContent)
+        assert "division by zero" in crashed.content[0].text
+        assert "Traceback" not in crashed.content[0].text
+        with pytest.raises(RPCError) as info:
+            await client.call_tool("protocol_error")
+        assert (info.value.code, info.value.data) == (-32602, {"field": "x"})
+        with pytest.raises(RPCError) as unknown:
+            await client.call_tool("missing")
+        assert unknown.value.code == -32602
+        with pytest.raises(RPCError) as nan:
+            await client.call_tool("not_json")
+        assert nan.value.code == -32603
+        # The connection is still fine after all of that.
+        assert (await client.call_tool("add", {"a": 1, "b": 1})).content == [TextContent(text="2")]
+
+
+async def test_progress_callback() -> None:
+    seen: list[tuple[float, float | msgspec.UnsetType, str | msgspec.UnsetType]] = []
+
+    def record(p: ProgressNotificationParams) -> None:
+        seen.append((p.progress, p.total, p.message))
+
+    async with connected() as client:
+        result = await client.call_tool("progress", on_progress=record)
+    assert result.content == [TextContent(text="done")]
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_logging_respects_level() -> None:
+    records: list[LoggingMessageNotificationParams] = []
+
+    async with connected(on_log=records.append) as client:
+        await client.call_tool("logs")
+        await client.set_logging_level("debug")
+        await client.call_tool("logs")
+    levels = [r.level for r in records]
+    assert levels == ["info", "debug", "info"]
+    assert records[0].data == {"event": "visible"}
+    assert records[0].logger == "tests"
+
+
+async def test_timeout_cancels_and_connection_survives() -> None:
+    async with connected() as client:
+        with pytest.raises(RequestTimeoutError):
+            await client.call_tool("forever", timeout=0.05)
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).content == [TextContent(text="3")]
+
+
+async def test_caller_cancellation_stops_the_call() -> None:
+    async with connected() as client:
+        with anyio.move_on_after(0.05) as scope:
+            await client.call_tool("forever")
+        assert scope.cancelled_caught
+        await client.ping()
+
+
+async def test_many_concurrent_calls() -> None:
+    async with connected() as client:
+        results: dict[int, str] = {}
+
+        async def call(i: int) -> None:
+            result = await client.call_tool("add", {"a": i, "b": 0})
+            content = result.content[0]
+            assert isinstance(content, TextContent)
+            results[i] = content.text
+
+        async with anyio.create_task_group() as tg:
+            for i in range(200):
+                tg.start_soon(call, i)
+    assert results == {i: str(i) for i in range(200)}
+
+
+async def test_pagination() -> None:
+    server = build_server(page_size=2)
+    async with connect_memory(server) as client:
+        first = await client.list_tools()
+        assert len(first.tools) == 2
+        assert isinstance(first.next_cursor, str)
+        names = [tool.name async for tool in client.iter_tools()]
+    assert names == [tool.name for tool in server.tools]
+    assert len(names) == 9
+
+
+async def test_invalid_cursor_is_invalid_params() -> None:
+    async with connect_memory(build_server(page_size=2)) as client:
+        for cursor in ("garbage", "OTk5", ""):  # "OTk5" is base64 for an offset past the end
+            with pytest.raises(RPCError) as info:
+                await client.list_tools(cursor)
+            assert info.value.code == -32602
+
+
+async def test_custom_vendor_method() -> None:
+    server = LowLevelServer("custom")
+
+    class Params(msgspec.Struct):
+        value: int
+
+    async def double(ctx: RequestContext, params: Params) -> dict[str, int]:
+        return {"value": params.value * 2}
+
+    server.set_request_handler("acme/double", double, Params)
+
+    class Result(msgspec.Struct):
+        value: int
+
+    async with connect_memory(server) as client:
+        assert (await client.request("acme/double", {"value": 21}, Result)).value == 42
+        with pytest.raises(RPCError) as bad:
+            await client.request("acme/double", {"value": "x"}, Result)
+        assert bad.value.code == -32602
+        assert "value" in bad.value.message
+        with pytest.raises(RPCError) as missing:
+            await client.request("acme/unknown", {}, Result)
+        assert missing.value.code == -32601
+
+
+async def test_stdio_client_against_echo(echo_server_argv: list[str]) -> None:
+    seen: list[float] = []
+    with anyio.fail_after(20):
+        async with Client(StdioTransport(echo_server_argv)) as client:
+            assert client.server_info.name == "echo"
+            assert [t.name async for t in client.iter_tools()] == ["echo", "blob", "sleep"]
+            echoed = await client.call_tool("echo", {"text": "ünïcödé ✓"})
+            assert echoed.content == [TextContent(text="ünïcödé ✓")]
+            slept = await client.call_tool(
+                "sleep", {"seconds": 0.35}, on_progress=lambda p: seen.append(p.progress)
+            )
+            assert slept.content == [TextContent(text="slept 0.35 s")]
+            with pytest.raises(RequestTimeoutError):
+                await client.call_tool("sleep", {"seconds": 30}, timeout=0.2)
+            await client.ping()
+    assert len(seen) >= 2
+    assert seen == sorted(seen)
+
+
+# -- registration rules -----------------------------------------------------------------
+
+
+async def _noop(ctx: RequestContext, params: Any) -> dict[str, Any]:
+    return {}
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "frobnicate",  # no vendor prefix
+        "tools/frobnicate",  # MCP namespace, unknown to the SDK
+        "notifications/whatever",
+        "rpc.discover",
+        "io.modelcontextprotocol/thing",
+        "dev.mcp/thing",
+        "mcp/thing",
+        "initialize",  # built in
+        "ping",
+        "sampling/createMessage",  # sent by servers, not handled by them
+        "/op",
+        "9acme/op",
+        "acme/",
+    ],
+)
+def test_refused_method_names(method: str) -> None:
+    with pytest.raises(LocalProtocolError):
+        LowLevelServer("x").set_request_handler(method, _noop)
+
+
+@pytest.mark.parametrize(
+    "method", ["acme/op", "com.acme/op", "com.example.mcp/op", "tools/list", "prompts/get"]
+)
+def test_accepted_method_names(method: str) -> None:
+    LowLevelServer("x").set_request_handler(method, _noop)
+
+
+def test_notification_registered_as_request_is_refused() -> None:
+    with pytest.raises(LocalProtocolError, match="notification"):
+        LowLevelServer("x").set_request_handler("notifications/roots/list_changed", _noop)
+
+
+@pytest.mark.parametrize("name", ["", "has space", "x" * 129, "slash/name", "ünï"])
+def test_invalid_tool_names(name: str) -> None:
+    async def tool(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return ""
+
+    with pytest.raises(LocalProtocolError):
+        LowLevelServer("x").add_tool(Tool(name=name, input_schema={"type": "object"}), tool)
+
+
+def test_duplicate_tool_name() -> None:
+    async def tool(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return ""
+
+    server = LowLevelServer("x")
+    server.add_tool(Tool(name="a.b-c_1", input_schema={"type": "object"}), tool)
+    with pytest.raises(LocalProtocolError):
+        server.add_tool(Tool(name="a.b-c_1", input_schema={"type": "object"}), tool)
+
+
+def test_client_refuses_unsupported_requested_version() -> None:
+    with pytest.raises(LocalProtocolError):
+        Client(StdioTransport("x"), protocol_version="1999-01-01")

@@ -1,0 +1,143 @@
+"""End to end: process behaviour of the stdio transports (stdout purity, exit on parent
+death, shutdown escalation, stderr handling)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import anyio
+import pytest
+
+from mcpkit.client import Client, StdioTransport
+from mcpkit.exceptions import TransportError
+
+from ._rawstdio import RawStdioServer
+from .conftest import ROOT
+
+pytestmark = pytest.mark.anyio
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+async def wait_pid_exit(pid: int, timeout: float) -> None:
+    """Wait for a process that is not our child to exit (Linux pidfd; no polling)."""
+    fd = os.pidfd_open(pid)
+    try:
+        with anyio.fail_after(timeout):
+            await anyio.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+async def test_stdout_carries_only_protocol_messages() -> None:
+    argv = [sys.executable, "-m", "mcpkit", "run", str(FIXTURES / "noisy_server.py")]
+    async with RawStdioServer(argv) as s:
+        await s.initialize()
+        reply = await s.request(1, "tools/call", {"name": "noisy", "arguments": {}})
+        assert reply["result"]["content"][0]["text"] == "done"
+        assert await s.close_stdin_and_wait() == 0
+        assert s.process is not None
+        assert s.process.stderr is not None
+        stderr = b""
+        async for chunk in s.process.stderr:
+            stderr += chunk
+    for line in s.received:
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    # Everything the tool printed went to stderr instead.
+    for text in (
+        b"import-time print",
+        b"print from a tool",
+        b"os.write to fd 1",
+        b"child process print",
+    ):
+        assert text in stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs Linux pidfd_open")
+async def test_server_exits_when_its_parent_dies() -> None:
+    parent = await anyio.open_process(
+        [sys.executable, str(FIXTURES / "orphaning_parent.py")], stdout=subprocess.PIPE
+    )
+    holder_pid = None
+    try:
+        assert parent.stdout is not None
+        with anyio.fail_after(15):
+            line = b""
+            while not line.endswith(b"\n"):
+                line += await parent.stdout.receive()
+        server_pid, holder_pid = (int(x) for x in line.split())
+        parent.kill()
+        await parent.wait()
+        # The server's stdin is still open (the holder has it); it must notice the parent.
+        await wait_pid_exit(server_pid, timeout=10)
+    finally:
+        if holder_pid is not None:
+            os.kill(holder_pid, signal.SIGKILL)
+        if parent.returncode is None:
+            parent.kill()
+        await parent.aclose()
+
+
+async def test_client_kills_a_server_that_ignores_eof_and_sigterm() -> None:
+    transport = StdioTransport(
+        sys.executable, [str(FIXTURES / "stubborn_server.py")], terminate_timeout=0.3
+    )
+    channel = transport.connect()
+    with anyio.fail_after(10):
+        async with Client(channel) as client:
+            assert client.server_info.name == "stubborn"
+    # Reaped: the exit status is known (killed by SIGKILL), so no zombie is left.
+    assert channel.returncode == -signal.SIGKILL
+
+
+async def test_client_shuts_down_a_well_behaved_server_with_eof(
+    echo_server_argv: list[str],
+) -> None:
+    channel = StdioTransport(echo_server_argv).connect()
+    with anyio.fail_after(10):
+        async with Client(channel) as client:
+            await client.ping()
+            pid = channel.pid
+    assert channel.returncode == 0
+    assert pid is not None
+
+
+async def test_stderr_capture(echo_server_argv: list[str]) -> None:
+    lines: list[str] = []
+    argv = [*echo_server_argv, "--log-level", "DEBUG"]
+    channel = StdioTransport(argv, stderr="capture", on_stderr=lines.append).connect()
+    with anyio.fail_after(10):
+        async with Client(channel) as client:
+            await client.ping()
+    assert any("initialized" in line for line in lines)
+
+
+async def test_missing_command_is_a_transport_error() -> None:
+    with pytest.raises(TransportError, match="cannot start"):
+        async with Client(StdioTransport("/nonexistent/mcp-server")):
+            pass
+
+
+async def test_server_crash_fails_pending_calls(echo_server_argv: list[str]) -> None:
+    from mcpkit.exceptions import ConnectionClosedError
+
+    channel = StdioTransport(echo_server_argv).connect()
+    with anyio.fail_after(10):
+        async with Client(channel) as client:
+            async with anyio.create_task_group() as tg:
+                outcome: list[BaseException] = []
+
+                async def call() -> None:
+                    try:
+                        await client.call_tool("sleep", {"seconds": 30})
+                    except ConnectionClosedError as exc:
+                        outcome.append(exc)
+
+                tg.start_soon(call)
+                await client.ping()  # the sleep call is on the wire before the ping's answer
+                assert channel.pid is not None
+                os.kill(channel.pid, signal.SIGKILL)
+            assert len(outcome) == 1

@@ -1,0 +1,438 @@
+"""The JSON-RPC message rules, table-driven, on the sans-I/O codec (no event loop)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+
+from mcpkit.exceptions import LocalProtocolError
+from mcpkit.protocol import (
+    DecodedNotification,
+    DecodedRequest,
+    DecodedResponse,
+    DecodeFailure,
+    Limits,
+    decode_message,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+from mcpkit.types import CallToolResult, TextContent
+
+PARSE, INVALID, NOT_FOUND, PARAMS = -32700, -32600, -32601, -32602
+
+
+def outcome(data: bytes, limits: Limits | None = None) -> tuple[Any, ...]:
+    """Classify a message into a comparable tuple."""
+    msg = decode_message(data, limits) if limits else decode_message(data)
+    if isinstance(msg, DecodedRequest):
+        return ("request", msg.id, msg.method)
+    if isinstance(msg, DecodedNotification):
+        return ("notification", msg.method)
+    if isinstance(msg, DecodedResponse):
+        if msg.problem is not None and msg.error is None:
+            return ("response-invalid", msg.id)
+        if msg.error is not None:
+            return ("response-error", msg.id, msg.error.code)
+        return ("response", msg.id)
+    assert isinstance(msg, DecodeFailure)
+    return ("reply" if msg.reply else "drop", msg.error.code, msg.id)
+
+
+REQUEST_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
+    ("int id", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', ("request", 1, "ping")),
+    ("string id", b'{"jsonrpc":"2.0","id":"1","method":"ping"}', ("request", "1", "ping")),
+    ("negative id", b'{"jsonrpc":"2.0","id":-7,"method":"ping"}', ("request", -7, "ping")),
+    ("empty string id", b'{"jsonrpc":"2.0","id":"","method":"ping"}', ("request", "", "ping")),
+    (
+        "2^64 id",
+        b'{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}',
+        ("request", 2**64, "ping"),
+    ),
+    (
+        "10^30 id",
+        b'{"jsonrpc":"2.0","id":1000000000000000000000000000000,"method":"ping"}',
+        ("request", 10**30, "ping"),
+    ),
+    (
+        "whitespace",
+        b' {\n"jsonrpc" : "2.0" ,\t"id" : 3 , "method" : "ping" } ',
+        ("request", 3, "ping"),
+    ),
+    ("params object", b'{"jsonrpc":"2.0","id":1,"method":"m","params":{}}', ("request", 1, "m")),
+    ("member order", b'{"method":"ping","id":9,"jsonrpc":"2.0"}', ("request", 9, "ping")),
+    (
+        "nested id keys are fine",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"id":2,"method":"x"}}',
+        ("request", 1, "m"),
+    ),
+    (
+        "escaped method",
+        b'{"jsonrpc":"2.0","id":1,"method":"tools\\/list"}',
+        ("request", 1, "tools/list"),
+    ),
+    # Invalid ids: -32600 with id null, never a notification.
+    ("float id 1.5", b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', ("reply", INVALID, None)),
+    ("float id 1.0", b'{"jsonrpc":"2.0","id":1.0,"method":"ping"}', ("reply", INVALID, None)),
+    ("exponent id", b'{"jsonrpc":"2.0","id":1e2,"method":"ping"}', ("reply", INVALID, None)),
+    ("null id", b'{"jsonrpc":"2.0","id":null,"method":"ping"}', ("reply", INVALID, None)),
+    ("true id", b'{"jsonrpc":"2.0","id":true,"method":"ping"}', ("reply", INVALID, None)),
+    ("false id", b'{"jsonrpc":"2.0","id":false,"method":"ping"}', ("reply", INVALID, None)),
+    ("array id", b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', ("reply", INVALID, None)),
+    ("object id", b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', ("reply", INVALID, None)),
+    # Envelope rules: -32600 echoing a readable id.
+    ("jsonrpc 1.0", b'{"jsonrpc":"1.0","id":1,"method":"ping"}', ("reply", INVALID, 1)),
+    ("jsonrpc number", b'{"jsonrpc":2.0,"id":1,"method":"ping"}', ("reply", INVALID, 1)),
+    ("jsonrpc missing", b'{"id":1,"method":"ping"}', ("reply", INVALID, 1)),
+    (
+        "request with result",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}',
+        ("reply", INVALID, 1),
+    ),
+    (
+        "request with error",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","error":{"code":1,"message":"x"}}',
+        ("reply", INVALID, 1),
+    ),
+    ("method number", b'{"jsonrpc":"2.0","id":1,"method":5}', ("reply", INVALID, 1)),
+    ("method null", b'{"jsonrpc":"2.0","id":1,"method":null}', ("reply", INVALID, 1)),
+    (
+        "unknown member",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","extra":1}',
+        ("reply", INVALID, 1),
+    ),
+    (
+        "duplicate method",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}',
+        ("reply", INVALID, None),
+    ),
+    ("duplicate id", b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', ("reply", INVALID, None)),
+    (
+        "duplicate via escape",
+        b'{"jsonrpc":"2.0","\\u0069d":1,"id":2,"method":"ping"}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate params",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{},"params":{"a":1}}',
+        ("reply", INVALID, None),
+    ),
+    # params must be an object: string/number/bool/null -32600, array -32602.
+    ("params string", b'{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}', ("reply", INVALID, 1)),
+    ("params number", b'{"jsonrpc":"2.0","id":1,"method":"m","params":3}', ("reply", INVALID, 1)),
+    ("params true", b'{"jsonrpc":"2.0","id":1,"method":"m","params":true}', ("reply", INVALID, 1)),
+    ("params null", b'{"jsonrpc":"2.0","id":1,"method":"m","params":null}', ("reply", INVALID, 1)),
+    ("params array", b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]}', ("reply", PARAMS, 1)),
+    # Not a message at all.
+    ("empty object", b"{}", ("reply", INVALID, None)),
+    ("only jsonrpc", b'{"jsonrpc":"2.0"}', ("reply", INVALID, None)),
+    ("top-level string", b'"ping"', ("reply", INVALID, None)),
+    ("top-level number", b"42", ("reply", INVALID, None)),
+    ("top-level null", b"null", ("reply", INVALID, None)),
+    (
+        "batch (not negotiated)",
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+        ("reply", INVALID, None),
+    ),
+    ("empty batch", b"[]", ("reply", INVALID, None)),
+]
+
+NOTIFICATION_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
+    (
+        "plain",
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        ("notification", "notifications/initialized"),
+    ),
+    ("with params", b'{"jsonrpc":"2.0","method":"n","params":{"a":[1]}}', ("notification", "n")),
+    # Invalid notifications are dropped (reply=False), never answered.
+    ("bad jsonrpc", b'{"jsonrpc":"1.0","method":"n"}', ("drop", INVALID, None)),
+    ("params array", b'{"jsonrpc":"2.0","method":"n","params":[1]}', ("drop", INVALID, None)),
+    ("params string", b'{"jsonrpc":"2.0","method":"n","params":"x"}', ("drop", INVALID, None)),
+    ("unknown member", b'{"jsonrpc":"2.0","method":"n","x":1}', ("drop", INVALID, None)),
+    ("with result", b'{"jsonrpc":"2.0","method":"n","result":{}}', ("drop", INVALID, None)),
+    ("method number", b'{"jsonrpc":"2.0","method":1}', ("drop", INVALID, None)),
+    ("duplicate method", b'{"jsonrpc":"2.0","method":"a","method":"b"}', ("drop", INVALID, None)),
+]
+
+RESPONSE_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
+    ("result", b'{"jsonrpc":"2.0","id":1,"result":{}}', ("response", 1)),
+    ("string id result", b'{"jsonrpc":"2.0","id":"1","result":{"a":1}}', ("response", "1")),
+    (
+        "big id result",
+        b'{"jsonrpc":"2.0","id":18446744073709551616,"result":{}}',
+        ("response", 2**64),
+    ),
+    (
+        "error",
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}',
+        ("response-error", 1, -32601),
+    ),
+    (
+        "error with data",
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":5,"message":"x","data":[1]}}',
+        ("response-error", 1, 5),
+    ),
+    # Both: the error is authoritative, the result never delivered.
+    (
+        "both",
+        b'{"jsonrpc":"2.0","id":1,"result":{"a":1},"error":{"code":-1,"message":"x"}}',
+        ("response-error", 1, -1),
+    ),
+    ("neither", b'{"jsonrpc":"2.0","id":1}', ("response-invalid", 1)),
+    ("result array", b'{"jsonrpc":"2.0","id":1,"result":[]}', ("response-invalid", 1)),
+    ("result string", b'{"jsonrpc":"2.0","id":1,"result":"ok"}', ("response-invalid", 1)),
+    ("result null", b'{"jsonrpc":"2.0","id":1,"result":null}', ("response-invalid", 1)),
+    ("error not object", b'{"jsonrpc":"2.0","id":1,"error":"bad"}', ("response-invalid", 1)),
+    (
+        "error code float",
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"x"}}',
+        ("response-invalid", 1),
+    ),
+    (
+        "error without message",
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":1}}',
+        ("response-invalid", 1),
+    ),
+    ("bad jsonrpc", b'{"jsonrpc":"1.0","id":1,"result":{}}', ("response-invalid", 1)),
+    ("unknown member", b'{"jsonrpc":"2.0","id":1,"result":{},"x":0}', ("response-invalid", 1)),
+    # Responses that cannot be matched to a call are dropped and logged.
+    (
+        "null id error",
+        b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}',
+        ("drop", INVALID, None),
+    ),
+    ("no id result", b'{"jsonrpc":"2.0","result":{}}', ("drop", INVALID, None)),
+    ("float id result", b'{"jsonrpc":"2.0","id":1.5,"result":{}}', ("drop", INVALID, None)),
+]
+
+JSON_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
+    ("invalid utf-8", b'{"jsonrpc":"2.0","id":1,"method":"\xff"}', ("reply", PARSE, None)),
+    ("overlong utf-8", b'{"jsonrpc":"2.0","id":1,"method":"\xc0\xaf"}', ("reply", PARSE, None)),
+    (
+        "encoded surrogate",
+        b'{"jsonrpc":"2.0","id":1,"method":"\xed\xa0\x80"}',
+        ("reply", PARSE, None),
+    ),
+    ("bom", b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping"}', ("reply", PARSE, None)),
+    ("utf-16", '{"jsonrpc":"2.0","id":1,"method":"ping"}'.encode("utf-16"), ("reply", PARSE, None)),
+    (
+        "utf-16-le",
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}'.encode("utf-16-le"),
+        ("reply", PARSE, None),
+    ),
+    ("NaN", b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":NaN}}', ("reply", PARSE, None)),
+    (
+        "Infinity",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":Infinity}}',
+        ("reply", PARSE, None),
+    ),
+    (
+        "-Infinity",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":-Infinity}}',
+        ("reply", PARSE, None),
+    ),
+    (
+        "lone high surrogate",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":"\\ud800"}}',
+        ("reply", PARSE, None),
+    ),
+    (
+        "lone low surrogate",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":"\\udc00"}}',
+        ("reply", PARSE, None),
+    ),
+    (
+        "surrogate then letter",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":"\\ud800a"}}',
+        ("reply", PARSE, None),
+    ),
+    ("truncated", b'{"jsonrpc":"2.0","id":1,"method":"ping"', ("reply", PARSE, None)),
+    ("trailing garbage", b'{"jsonrpc":"2.0","id":1,"method":"ping"} x', ("reply", PARSE, None)),
+    ("two messages", b'{"jsonrpc":"2.0","id":1,"method":"ping"}{}', ("reply", PARSE, None)),
+    ("single quotes", b"{'jsonrpc':'2.0'}", ("reply", PARSE, None)),
+    ("empty", b"", ("reply", PARSE, None)),
+    # Syntactically valid; the typed params decoder refuses the value later (-32602).
+    (
+        "number out of range",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1e400}}',
+        ("request", 1, "m"),
+    ),
+    (
+        "valid pair",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":"\\ud83d\\ude00"}}',
+        ("request", 1, "m"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param(d, e, id=n)
+        for n, d, e in REQUEST_CASES + NOTIFICATION_CASES + RESPONSE_CASES + JSON_CASES
+    ],
+)
+def test_classification(data: bytes, expected: tuple[Any, ...]) -> None:
+    assert outcome(data) == expected
+
+
+@pytest.mark.parametrize(
+    ("limits", "data", "expected"),
+    [
+        pytest.param(
+            Limits(max_message_bytes=40),
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+            ("request", 1, "ping"),
+            id="at size limit",
+        ),
+        pytest.param(
+            Limits(max_message_bytes=39),
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+            ("reply", PARSE, None),
+            id="one byte over",
+        ),
+        pytest.param(
+            Limits(max_depth=4),
+            b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{}]}}',
+            ("request", 1, "m"),
+            id="at depth limit",
+        ),
+        pytest.param(
+            Limits(max_depth=4),
+            b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{"b":[]}]}}',
+            ("reply", PARSE, None),
+            id="one level over",
+        ),
+        pytest.param(
+            Limits(max_depth=3),
+            b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"[[[[[[[[{{{{{{"}}',
+            ("request", 1, "m"),
+            id="brackets in strings do not count",
+        ),
+        pytest.param(
+            Limits(max_depth=3),
+            b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\\"[[[[[[[[[[\\""}}',
+            ("request", 1, "m"),
+            id="escaped quotes in strings",
+        ),
+        pytest.param(
+            Limits(max_depth=3),
+            b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[],"b":[],"c":[],"d":[]}}',
+            ("request", 1, "m"),
+            id="wide is not deep",
+        ),
+    ],
+)
+def test_limits(limits: Limits, data: bytes, expected: tuple[Any, ...]) -> None:
+    assert outcome(data, limits) == expected
+
+
+@pytest.mark.parametrize("depth", [129, 1_000, 100_000])
+def test_deep_nesting_is_a_parse_error_not_a_recursion_error(depth: int) -> None:
+    data = (
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":' + b"[" * depth + b"]" * depth + b"}}"
+    )
+    assert outcome(data) == ("reply", PARSE, None)
+
+
+@pytest.mark.parametrize(
+    "data", [b"[" * 100_000, b"{" * 100_000, b'{"a":' * 100_000, b"[" * 50 + b"]"]
+)
+def test_unbalanced_input_is_a_parse_error(data: bytes) -> None:
+    assert outcome(data) == ("reply", PARSE, None)
+
+
+def test_default_limits_are_documented_values() -> None:
+    limits = Limits()
+    assert limits.max_message_bytes == 16 * 1024 * 1024
+    assert limits.max_depth == 128
+
+
+@pytest.mark.parametrize("kwargs", [{"max_message_bytes": 0}, {"max_depth": 0}, {"max_depth": 513}])
+def test_limits_are_validated(kwargs: dict[str, int]) -> None:
+    with pytest.raises(ValueError):
+        Limits(**kwargs)
+
+
+# -- encoding ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rid", [0, 1, -1, 2**64, 10**30, "", "1", "ünïcode"])
+def test_ids_round_trip_with_type_and_value(rid: int | str) -> None:
+    request = encode_request(rid, "ping")
+    decoded = decode_message(request)
+    assert isinstance(decoded, DecodedRequest)
+    assert decoded.id == rid
+    assert type(decoded.id) is type(rid)
+    response = decode_message(encode_result(rid, {}))
+    assert isinstance(response, DecodedResponse)
+    assert response.id == rid
+    assert type(response.id) is type(rid)
+    # The wire form of a big integer is its exact digits, never a float.
+    assert json.loads(request)["id"] == rid
+
+
+def test_encoded_messages_are_single_line_compact_json() -> None:
+    data = encode_result(1, CallToolResult(content=[TextContent(text="a\nb\r\u2028")]))
+    assert b"\n" not in data
+    assert json.loads(data) == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": [{"type": "text", "text": "a\nb\r\u2028"}]},
+    }
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        pytest.param({"x": float("nan")}, id="nan in dict"),
+        pytest.param({"x": [1.0, float("inf")]}, id="inf in list"),
+        pytest.param({"x": {"y": float("-inf")}}, id="-inf nested"),
+        pytest.param({"x": "\ud800"}, id="lone surrogate"),
+        pytest.param({"x": object()}, id="unserialisable"),
+    ],
+)
+def test_unencodable_results_raise_local_error(result: dict[str, Any]) -> None:
+    with pytest.raises(LocalProtocolError):
+        encode_result(1, result)
+
+
+def test_nan_inside_a_struct_is_caught() -> None:
+    class Weird(msgspec.Struct):
+        value: float
+
+    with pytest.raises(LocalProtocolError, match="NaN"):
+        encode_result(1, {"w": Weird(float("nan"))})
+
+
+def test_null_values_are_fine() -> None:
+    assert json.loads(encode_result(1, {"x": None}))["result"] == {"x": None}
+
+
+@pytest.mark.parametrize("bad", [[1], "x", 3, None])
+def test_result_and_params_must_be_objects(bad: Any) -> None:
+    with pytest.raises(LocalProtocolError):
+        encode_result(1, bad)
+    with pytest.raises(LocalProtocolError):
+        encode_request(1, "m", bad if bad is not None else [None])
+    with pytest.raises(LocalProtocolError):
+        encode_notification("n", bad if bad is not None else [None])
+
+
+def test_error_encoding() -> None:
+    assert json.loads(encode_error(None, PARSE, "Parse error")) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": PARSE, "message": "Parse error"},
+    }
+    assert json.loads(encode_error("a", 1, "m", {"k": [1]}))["error"]["data"] == {"k": [1]}
+
+
+def test_error_with_unencodable_data_is_still_sent() -> None:
+    decoded = json.loads(encode_error(1, -32603, "bad \ud800 message", {"x": float("nan")}))
+    assert decoded["error"]["code"] == -32603
+    assert "data" not in decoded["error"]

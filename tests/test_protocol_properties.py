@@ -1,0 +1,214 @@
+"""Property tests (hypothesis) for the codec and the connection state machine."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from mcpkit.exceptions import LocalProtocolError
+from mcpkit.protocol import (
+    CancelReceived,
+    Connection,
+    DecodedNotification,
+    DecodedRequest,
+    DecodedResponse,
+    DecodeFailure,
+    Event,
+    LineBuffer,
+    MessageRejected,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    decode_message,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+
+ids = st.one_of(st.integers(min_value=-(2**80), max_value=2**80), st.text(max_size=20))
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+objects = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
+methods = st.text(min_size=1, max_size=30).filter(lambda m: not m.startswith("rpc."))
+
+
+@given(st.binary(max_size=300))
+@settings(max_examples=500)
+def test_arbitrary_bytes_never_raise(data: bytes) -> None:
+    result = decode_message(data)
+    assert isinstance(result, (DecodedRequest, DecodedNotification, DecodedResponse, DecodeFailure))
+
+
+@given(st.binary(max_size=200))
+@settings(max_examples=300)
+def test_arbitrary_bytes_into_a_connection_never_raise(data: bytes) -> None:
+    conn = Connection()
+    event = conn.receive_message(data)
+    if isinstance(event, MessageRejected) and event.reply is not None:
+        reply = json.loads(event.reply)
+        assert reply["jsonrpc"] == "2.0"
+        assert isinstance(reply["error"]["code"], int)
+
+
+@given(json_values)
+@settings(max_examples=300)
+def test_arbitrary_json_values_never_raise(value: Any) -> None:
+    decode_message(json.dumps(value).encode())
+
+
+@given(ids, methods, objects)
+def test_request_round_trip(rid: int | str, method: str, params: dict[str, Any]) -> None:
+    decoded = decode_message(encode_request(rid, method, params))
+    assert isinstance(decoded, DecodedRequest)
+    assert decoded.id == rid
+    assert type(decoded.id) is type(rid)
+    assert decoded.method == method
+    assert decoded.params is not None
+    assert json.loads(bytes(decoded.params)) == params
+
+
+@given(methods, objects)
+def test_notification_round_trip(method: str, params: dict[str, Any]) -> None:
+    decoded = decode_message(encode_notification(method, params))
+    assert isinstance(decoded, DecodedNotification)
+    assert decoded.method == method
+
+
+@given(ids, objects)
+def test_result_round_trip(rid: int | str, result: dict[str, Any]) -> None:
+    decoded = decode_message(encode_result(rid, result))
+    assert isinstance(decoded, DecodedResponse)
+    assert decoded.id == rid
+    assert type(decoded.id) is type(rid)
+    assert decoded.result is not None
+    assert json.loads(bytes(decoded.result)) == result
+
+
+@given(st.lists(st.binary(max_size=40), max_size=20), st.integers(min_value=1, max_value=50))
+def test_framing_reassembles_any_chunking(pieces: list[bytes], limit: int) -> None:
+    """However a stream is chunked, the frames are the same as for the whole stream."""
+    stream = b"".join(pieces)
+
+    def run(chunks: list[bytes]) -> list[Any]:
+        buf = LineBuffer(limit)
+        out: list[Any] = []
+        for chunk in chunks:
+            buf.feed(chunk)
+            while (frame := buf.next_frame()) is not None:
+                out.append(frame)
+        out.append(buf.end_of_input())
+        return out
+
+    assert run(pieces) == run([stream])
+    assert all(len(f) <= limit for f in run(pieces) if isinstance(f, bytes))
+
+
+class ConnectionMachine(RuleBasedStateMachine):
+    """Drive two connected Connections with random calls; check the invariants."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.client = Connection()
+        self.server = Connection()
+        self.outstanding: dict[int | str, bool] = {}  # rid -> cancelled by client
+        self.answered: set[int | str] = set()
+        self.responses_seen: list[int | str] = []
+
+    def _to_client(self, data: bytes | None) -> Event | None:
+        if data is None:
+            return None
+        event = self.client.receive_message(data)
+        if isinstance(event, ResponseReceived):
+            self.responses_seen.append(event.request_id)
+        return event
+
+    @rule(progress=st.booleans())
+    def send_request(self, progress: bool) -> None:
+        rid, data = self.client.send_request("tools/call", {"name": "x"}, progress=progress)
+        event = self.server.receive_message(data)
+        assert isinstance(event, RequestReceived)
+        assert (event.progress_token is not None) is progress
+        self.outstanding[rid] = False
+
+    @rule(data=st.data())
+    def answer(self, data: st.DataObject) -> None:
+        live = [
+            rid
+            for rid in self.outstanding
+            if self.server.is_in_flight(rid) or self.outstanding[rid]
+        ]
+        if not live:
+            return
+        rid = data.draw(st.sampled_from(live))
+        cancelled = self.outstanding.pop(rid)
+        out = self.server.send_result(rid, {})
+        if cancelled:
+            assert out is None
+        else:
+            assert out is not None
+            event = self._to_client(out)
+            assert isinstance(event, ResponseReceived)
+        self.answered.add(rid)
+
+    @rule(data=st.data())
+    def cancel(self, data: st.DataObject) -> None:
+        live = [rid for rid, cancelled in self.outstanding.items() if not cancelled]
+        if not live:
+            return
+        rid = data.draw(st.sampled_from(live))
+        note = self.client.cancel(rid, "test")
+        assert note is not None
+        event = self.server.receive_message(note)
+        assert isinstance(event, CancelReceived)
+        self.outstanding[rid] = True
+
+    @rule(data=st.data(), value=st.floats(min_value=0, max_value=100))
+    def progress(self, data: st.DataObject, value: float) -> None:
+        live = [rid for rid, cancelled in self.outstanding.items() if not cancelled]
+        if not live:
+            return
+        rid = data.draw(st.sampled_from(live))
+        try:
+            note = self.server.send_progress(rid, value)
+        except LocalProtocolError:
+            return  # not increasing: refused locally, nothing sent
+        event = self._to_client(note)
+        assert event is None or isinstance(event, (ProgressReceived, MessageRejected))
+
+    @rule()
+    def answer_unknown_is_refused(self) -> None:
+        try:
+            self.server.send_result("never-sent", {})
+        except LocalProtocolError:
+            return
+        raise AssertionError("answering an unknown request must fail")
+
+    @invariant()
+    def every_response_is_unique(self) -> None:
+        assert len(self.responses_seen) == len(set(self.responses_seen))
+
+    @invariant()
+    def tables_agree(self) -> None:
+        assert set(self.server.in_flight_ids) == set(self.outstanding)
+        uncancelled = {rid for rid, c in self.outstanding.items() if not c}
+        assert set(self.client.pending_ids) == uncancelled
+
+
+TestConnectionMachine = ConnectionMachine.TestCase
+TestConnectionMachine.settings = settings(max_examples=100, stateful_step_count=40)
