@@ -105,6 +105,17 @@ async def test_client_shuts_down_a_well_behaved_server_with_eof(
     assert pid is not None
 
 
+async def test_an_open_channel_is_not_started_twice(echo_server_argv: list[str]) -> None:
+    with anyio.fail_after(10):
+        async with StdioTransport(echo_server_argv).connect() as channel:
+            pid = channel.pid
+            async with Client(channel) as client:
+                await client.ping()
+                assert channel.pid == pid
+            # The client closed the channel it was given: the server was shut down.
+            assert channel.returncode == 0
+
+
 async def test_stderr_capture(echo_server_argv: list[str]) -> None:
     lines: list[str] = []
     argv = [*echo_server_argv, "--log-level", "DEBUG"]

@@ -8,6 +8,7 @@ Ctrl-C aimed at the client does not kill the server mid-reply.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -90,10 +91,13 @@ class ProcessChannel:
         self._write_lock = anyio.Lock()
         self._task_group: anyio.abc.TaskGroup | None = None
 
-    def connect(self) -> ProcessChannel:
-        """Return this channel: an unopened process channel is its own transport, so it can
-        be handed to ``Client`` while the caller keeps it to read ``pid`` / ``returncode``."""
-        return self
+    def connect(self) -> contextlib.AbstractAsyncContextManager[ProcessChannel]:
+        """Act as a transport: an unopened channel opens itself (so it can be handed to
+        ``Client`` while the caller keeps it to read ``pid`` / ``returncode``); an open one
+        is handed over as it is, never started twice."""
+        if self._process is None:
+            return self
+        return contextlib.nullcontext(self)
 
     @property
     def pid(self) -> int | None:
