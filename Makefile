@@ -22,7 +22,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests bench examples
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --strict
 
 unit: $(STAMP)
 	$(PY) -m pytest -q

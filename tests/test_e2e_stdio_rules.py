@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -20,11 +21,20 @@ pytestmark = pytest.mark.anyio
 ECHO = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py")]
 
 
-def server(*extra: str) -> RawStdioServer:
-    return RawStdioServer([*ECHO, *extra])
+ServerFactory = Callable[..., RawStdioServer]
 
 
-async def test_full_session_round_trip() -> None:
+@pytest.fixture
+def server(anyio_backend: str) -> ServerFactory:
+    """Start the echo server on the same backend the test runs on (asyncio or trio)."""
+
+    def make(*extra: str) -> RawStdioServer:
+        return RawStdioServer([*ECHO, "--backend", anyio_backend, *extra])
+
+    return make
+
+
+async def test_full_session_round_trip(server: ServerFactory) -> None:
     async with server() as s:
         reply = await s.initialize()
         assert reply["id"] == "init"
@@ -47,18 +57,22 @@ async def test_full_session_round_trip() -> None:
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
-async def test_version_negotiation_keeps_a_supported_version(version: str) -> None:
+async def test_version_negotiation_keeps_a_supported_version(
+    version: str, server: ServerFactory
+) -> None:
     async with server() as s:
         assert (await s.initialize(version))["result"]["protocolVersion"] == version
 
 
 @pytest.mark.parametrize("version", ["1999-01-01", "2026-07-28", "draft"])
-async def test_unsupported_version_gets_the_latest(version: str) -> None:
+async def test_unsupported_version_gets_the_latest(version: str, server: ServerFactory) -> None:
     async with server() as s:
         assert (await s.initialize(version))["result"]["protocolVersion"] == "2025-11-25"
 
 
-async def test_requests_before_initialize_fail_and_connection_survives() -> None:
+async def test_requests_before_initialize_fail_and_connection_survives(
+    server: ServerFactory,
+) -> None:
     async with server() as s:
         assert (await s.request(1, "ping"))["result"] == {}
         early = await s.request(2, "tools/list")
@@ -68,7 +82,7 @@ async def test_requests_before_initialize_fail_and_connection_survives() -> None
         assert "result" in await s.request(3, "tools/list")
 
 
-async def test_second_initialize_is_refused() -> None:
+async def test_second_initialize_is_refused(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         again = await s.request(9, "initialize", INIT_PARAMS)
@@ -77,7 +91,7 @@ async def test_second_initialize_is_refused() -> None:
         await s.assert_silent()
 
 
-async def test_invalid_initialize_params() -> None:
+async def test_invalid_initialize_params(server: ServerFactory) -> None:
     async with server() as s:
         bad = await s.request(1, "initialize", {"protocolVersion": 5})
         assert bad["error"]["code"] == -32602
@@ -118,7 +132,7 @@ BAD_LINES: list[tuple[bytes, int, Any]] = [
 ]
 
 
-async def test_every_bad_line_gets_its_error_and_reading_goes_on() -> None:
+async def test_every_bad_line_gets_its_error_and_reading_goes_on(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         for line, code, rid in BAD_LINES:
@@ -133,7 +147,7 @@ async def test_every_bad_line_gets_its_error_and_reading_goes_on() -> None:
         await s.assert_silent()
 
 
-async def test_notifications_are_never_answered() -> None:
+async def test_notifications_are_never_answered(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         for line in [
@@ -150,7 +164,7 @@ async def test_notifications_are_never_answered() -> None:
         await s.assert_silent()
 
 
-async def test_framing_blank_lines_crlf_and_big_ids() -> None:
+async def test_framing_blank_lines_crlf_and_big_ids(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         await s.write(b"\n\r\n   \n")
@@ -165,7 +179,7 @@ async def test_framing_blank_lines_crlf_and_big_ids() -> None:
         assert await s.read_line() == b'{"jsonrpc":"2.0","id":"1","result":{}}'
 
 
-async def test_overlong_line_is_a_parse_error_and_reading_goes_on() -> None:
+async def test_overlong_line_is_a_parse_error_and_reading_goes_on(server: ServerFactory) -> None:
     async with server("--max-message-bytes", "1000") as s:
         await s.initialize()
         text = "x" * 2000
@@ -179,14 +193,14 @@ async def test_overlong_line_is_a_parse_error_and_reading_goes_on() -> None:
         assert ok["result"]["content"][0]["text"] == "small"
 
 
-async def test_blob_result_exceeding_nothing_is_exact() -> None:
+async def test_blob_result_exceeding_nothing_is_exact(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         reply = await s.request(1, "tools/call", {"name": "blob", "arguments": {"size": 3_000_000}})
         assert len(reply["result"]["content"][0]["text"]) == 3_000_000
 
 
-async def test_duplicate_in_flight_id_then_first_completes() -> None:
+async def test_duplicate_in_flight_id_then_first_completes(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         await s.send(
@@ -201,7 +215,7 @@ async def test_duplicate_in_flight_id_then_first_completes() -> None:
         assert done["result"]["content"][0]["text"] == "slept 0.3 s"
 
 
-async def test_cancel_stops_the_tool_and_no_response_is_sent() -> None:
+async def test_cancel_stops_the_tool_and_no_response_is_sent(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         await s.send(
@@ -218,7 +232,9 @@ async def test_cancel_stops_the_tool_and_no_response_is_sent() -> None:
                 assert again["error"]["code"] == -32600
 
 
-async def test_progress_notifications_precede_the_result_and_increase() -> None:
+async def test_progress_notifications_precede_the_result_and_increase(
+    server: ServerFactory,
+) -> None:
     async with server() as s:
         await s.initialize()
         await s.send(
@@ -246,14 +262,14 @@ async def test_progress_notifications_precede_the_result_and_increase() -> None:
         await s.assert_silent()
 
 
-async def test_no_progress_without_a_token() -> None:
+async def test_no_progress_without_a_token(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         reply = await s.request(1, "tools/call", {"name": "sleep", "arguments": {"seconds": 0.25}})
         assert reply["id"] == 1
 
 
-async def test_tool_errors_are_results_not_protocol_errors() -> None:
+async def test_tool_errors_are_results_not_protocol_errors(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         reply = await s.request(1, "tools/call", {"name": "blob", "arguments": {"size": "big"}})
@@ -261,13 +277,13 @@ async def test_tool_errors_are_results_not_protocol_errors() -> None:
         assert "size" in reply["result"]["content"][0]["text"]
 
 
-async def test_logging_set_level() -> None:
+async def test_logging_set_level(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         assert (await s.request(1, "logging/setLevel", {"level": "debug"}))["result"] == {}
 
 
-async def test_exit_when_stdin_closes() -> None:
+async def test_exit_when_stdin_closes(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         await s.send(
@@ -276,12 +292,12 @@ async def test_exit_when_stdin_closes() -> None:
         assert await s.close_stdin_and_wait() == 0
 
 
-async def test_exit_without_initialize() -> None:
+async def test_exit_without_initialize(server: ServerFactory) -> None:
     async with server() as s:
         assert await s.close_stdin_and_wait() == 0
 
 
-async def test_only_protocol_messages_on_stdout() -> None:
+async def test_only_protocol_messages_on_stdout(server: ServerFactory) -> None:
     async with server() as s:
         await s.initialize()
         await s.request(1, "tools/list")
