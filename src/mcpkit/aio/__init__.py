@@ -6,16 +6,16 @@ nothing about HTTP or stdio; runs on asyncio and trio.
 
 from __future__ import annotations
 
-from ._channel import MemoryChannel, MessageChannel, memory_channel_pair
-from ._endpoint import (
+from ._calls import (
     PROCEED,
-    Endpoint,
     InboundRequest,
     NotificationHandler,
     ProgressCallback,
     RequestGate,
     RequestHandler,
 )
+from ._channel import MemoryChannel, MessageChannel, memory_channel_pair
+from ._endpoint import Endpoint
 
 __all__ = [
     "Endpoint",

@@ -13,12 +13,8 @@ The endpoint is the only place where mcpkit's JSON-RPC engine meets concurrency:
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
-from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final
 
@@ -48,78 +44,25 @@ from ..protocol import (
     ResponseInvalid,
     ResponseReceived,
 )
-from ..types import ErrorCode, ErrorObject, ProgressNotificationParams, ProgressToken, RequestId
+from ..types import ErrorCode, ErrorObject, RequestId
+from ._calls import (
+    PROCEED,
+    InboundRequest,
+    NotificationHandler,
+    ProgressCallback,
+    RequestGate,
+    RequestHandler,
+    _call_progress,
+    _Waiter,
+)
 from ._channel import MessageChannel
 
-__all__ = [
-    "Endpoint",
-    "InboundRequest",
-    "NotificationHandler",
-    "PROCEED",
-    "ProgressCallback",
-    "RequestGate",
-    "RequestHandler",
-]
+__all__ = ["Endpoint"]
 
 logger = logging.getLogger("mcpkit.aio")
 
 #: Bound on sending a cancellation while the caller is already being cancelled.
 _CANCEL_SEND_TIMEOUT: Final = 1.0
-
-ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
-
-
-@dataclass(slots=True, eq=False)
-class InboundRequest:
-    """A request from the peer, as given to the request handler."""
-
-    id: RequestId
-    method: str
-    params: Raw | None
-    progress_token: ProgressToken | None
-    endpoint: Endpoint
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> bool:
-        """Send a progress notification if the peer asked for progress and the request is
-        still in flight. Returns whether one was sent.
-
-        Raises:
-            LocalProtocolError: ``progress`` did not increase or is not finite.
-        """
-        data = self.endpoint.connection.send_progress(self.id, progress, total, message)
-        if data is None:
-            return False
-        await self.endpoint.send_raw(data)
-        return True
-
-
-RequestHandler = Callable[[InboundRequest], Awaitable[Any]]
-#: Decides synchronously, in the receive loop, before a handler task is started: returns
-#: :data:`PROCEED` to run ``on_request``, returns a result to answer at once, or raises
-#: :class:`RPCError`. Used for state that must follow message order (the handshake).
-RequestGate = Callable[[InboundRequest], Any]
-PROCEED: Final = object()
-NotificationHandler = Callable[[str, Raw | None], Awaitable[None]]
-
-
-@dataclass(slots=True, eq=False)
-class _Waiter:
-    """One of our requests waiting for its response."""
-
-    changed: anyio.Event = field(default_factory=anyio.Event)
-    result: Raw | None = None
-    error: BaseException | None = None
-    done: bool = False
-    progress: deque[ProgressNotificationParams] = field(default_factory=deque)
-    scope: anyio.CancelScope | None = None
-    timeout: float = math.inf
-    hard_deadline: float = math.inf
-
-    def finish(self, result: Raw | None = None, error: BaseException | None = None) -> None:
-        self.result, self.error, self.done = result, error, True
-        self.changed.set()
 
 
 class Endpoint:
@@ -473,16 +416,3 @@ class Endpoint:
                 await self.send_raw(data)
             except ConnectionClosedError:
                 pass
-
-
-async def _call_progress(
-    callback: ProgressCallback | None, params: ProgressNotificationParams
-) -> None:
-    if callback is None:
-        return
-    try:
-        outcome = callback(params)
-        if inspect.isawaitable(outcome):
-            await outcome
-    except Exception:
-        logger.exception("progress callback failed")

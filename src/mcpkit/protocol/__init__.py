@@ -6,19 +6,16 @@ or clock (a test enforces it). Every function here is deterministic.
 
 from __future__ import annotations
 
-from ._codec import (
+from ._connection import Connection
+from ._decode import (
     DecodedMessage,
     DecodedNotification,
     DecodedRequest,
     DecodedResponse,
     DecodeFailure,
     decode_message,
-    encode_error,
-    encode_notification,
-    encode_request,
-    encode_result,
 )
-from ._connection import Connection
+from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._events import (
     CancelReceived,
     ErrorReceived,

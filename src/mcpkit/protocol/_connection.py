@@ -22,7 +22,6 @@ Rules it enforces:
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
@@ -36,17 +35,14 @@ from ..types import (
     ProgressToken,
     RequestId,
 )
-from ._codec import (
+from ._decode import (
     DecodedNotification,
     DecodedRequest,
     DecodedResponse,
     DecodeFailure,
     decode_message,
-    encode_error,
-    encode_notification,
-    encode_request,
-    encode_result,
 )
+from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._events import (
     CancelReceived,
     ErrorReceived,
@@ -78,8 +74,7 @@ _PROGRESS_DECODER: Final = msgspec.json.Decoder(ProgressNotificationParams)
 _CANCELLED_DECODER: Final = msgspec.json.Decoder(CancelledNotificationParams)
 
 
-@dataclass(slots=True)
-class _InFlight:
+class _InFlight(msgspec.Struct, gc=False):
     """A peer request we have not answered yet."""
 
     method: str
@@ -88,8 +83,7 @@ class _InFlight:
     last_progress: float | None = None
 
 
-@dataclass(slots=True)
-class _Pending:
+class _Pending(msgspec.Struct, gc=False):
     """One of our requests awaiting its response."""
 
     method: str

@@ -6,9 +6,9 @@ decodes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 from msgspec import Raw
 
 from ..types import ErrorObject, ProgressNotificationParams, ProgressToken, RequestId
@@ -26,8 +26,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class RequestReceived:
+class RequestReceived(msgspec.Struct, frozen=True, gc=False):
     """The peer sent a request; it is now in flight until answered or cancelled."""
 
     request_id: RequestId
@@ -36,56 +35,49 @@ class RequestReceived:
     progress_token: ProgressToken | None
 
 
-@dataclass(frozen=True, slots=True)
-class NotificationReceived:
+class NotificationReceived(msgspec.Struct, frozen=True, gc=False):
     """The peer sent a notification the connection does not handle itself."""
 
     method: str
     params: Raw | None
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseReceived:
+class ResponseReceived(msgspec.Struct, frozen=True, gc=False):
     """A success response to one of our requests."""
 
     request_id: RequestId
     result: Raw
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorReceived:
+class ErrorReceived(msgspec.Struct, frozen=True, gc=False):
     """An error response to one of our requests."""
 
     request_id: RequestId
     error: ErrorObject
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseInvalid:
+class ResponseInvalid(msgspec.Struct, frozen=True, gc=False):
     """The answer to one of our requests broke the protocol; the call must fail."""
 
     request_id: RequestId
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class CancelReceived:
+class CancelReceived(msgspec.Struct, frozen=True, gc=False):
     """The peer cancelled a request it sent us; no response will be sent for it."""
 
     request_id: RequestId
     reason: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressReceived:
+class ProgressReceived(msgspec.Struct, frozen=True, gc=False):
     """Progress for one of our requests still awaiting its response."""
 
     request_id: RequestId
     params: ProgressNotificationParams
 
 
-@dataclass(frozen=True, slots=True)
-class MessageRejected:
+class MessageRejected(msgspec.Struct, frozen=True, gc=False):
     """A message that could not be processed.
 
     Attributes:

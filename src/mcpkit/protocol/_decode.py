@@ -1,4 +1,4 @@
-"""Bytes <-> JSON-RPC messages, following MCP's message rules to the letter.
+"""Decoding and classifying JSON-RPC messages, following MCP's message rules to the letter.
 
 Decoding is two-stage (msgspec ``Raw``): the envelope is decoded and classified here, and the
 ``params`` / ``result`` bytes stay undecoded until the layer that knows their type asks. The
@@ -16,20 +16,23 @@ id (JSON-RPC 2.0 sections 4, 5 and 5.1; MCP ``basic/index.mdx`` "Messages"):
 
 Every input is bounded before decoding: size and nesting depth (see :class:`Limits`), strict
 UTF-8 without BOM, no NaN/Infinity, no lone surrogates (msgspec rejects those itself).
+
+Speed: every envelope member decodes as ``Raw`` in one pass. A message whose length equals
+the sum of its members' lengths plus the minimal punctuation is *compact*: it has no room
+for whitespace, unknown or duplicated members, so it skips the duplicate check entirely.
+Senders that pretty-print take the general path, which is exact but slower.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..exceptions import LocalProtocolError
 from ..types import JSONRPC_VERSION, ErrorCode, ErrorObject, RequestId
+from ._encode import is_object
 from ._limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
@@ -39,16 +42,10 @@ __all__ = [
     "DecodedRequest",
     "DecodedResponse",
     "decode_message",
-    "encode_error",
-    "encode_notification",
-    "encode_request",
-    "encode_result",
-    "is_object",
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedRequest:
+class DecodedRequest(msgspec.Struct, frozen=True, gc=False):
     """A well-formed request. ``params`` is the raw JSON object, or ``None`` if absent."""
 
     id: RequestId
@@ -56,16 +53,14 @@ class DecodedRequest:
     params: Raw | None
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedNotification:
+class DecodedNotification(msgspec.Struct, frozen=True, gc=False):
     """A well-formed notification."""
 
     method: str
     params: Raw | None
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedResponse:
+class DecodedResponse(msgspec.Struct, frozen=True, gc=False):
     """A response: exactly one of ``result`` / ``error`` is set, or ``problem`` says why the
     message cannot be a valid response for ``id`` (the pending call then fails)."""
 
@@ -75,8 +70,7 @@ class DecodedResponse:
     problem: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DecodeFailure:
+class DecodeFailure(msgspec.Struct, frozen=True, gc=False):
     """A message that cannot be processed.
 
     Attributes:
@@ -93,13 +87,11 @@ class DecodeFailure:
 
 DecodedMessage = DecodedRequest | DecodedNotification | DecodedResponse | DecodeFailure
 
-
-# -- decoding ---------------------------------------------------------------------------
-
 _EMPTY: Final = Raw()
+_V2: Final = Raw(b'"2.0"')
 
 
-class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
+class _Envelope(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The fast path: every valid message decodes into this in one pass."""
 
     jsonrpc: str
@@ -115,20 +107,39 @@ _MEMBERS_DECODER: Final = msgspec.json.Decoder(dict[str, Raw])
 _ID_DECODER: Final = msgspec.json.Decoder(int | str)
 _STR_DECODER: Final = msgspec.json.Decoder(str)
 _ERROR_DECODER: Final = msgspec.json.Decoder(ErrorObject)
-_MEMBERS: Final = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
+_MEMBERS: Final = ("jsonrpc", "id", "method", "params", "result", "error")
 _QUOTED: Final = {name: f'"{name}"'.encode() for name in _MEMBERS}
+# Compact sizes: '{"jsonrpc":"2.0","method":"' + '"}' is 30 bytes plus the method name;
+# ',"id":' is 6 (5 + the comma counted separately), ',"params":' 10, '{"jsonrpc":"2.0","id":'
+# + ',"result":' + '}' is 33.
+_REQUEST_BASE: Final = len(b'{"jsonrpc":"2.0","method":""}')
+_ID_OVERHEAD: Final = len(b'"id":')
+_PARAMS_OVERHEAD: Final = len(b',"params":')
+_RESULT_BASE: Final = len(b'{"jsonrpc":"2.0",,"result":}')
 
 _BOM: Final = b"\xef\xbb\xbf"
 _STRING_RE: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _BRACKETS: Final = bytes.maketrans(b"[{]}", b"(())")
 _NOT_BRACKETS: Final = bytes(set(range(256)) - set(b"[]{}"))
 _KEY_RE: Final = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
+_KINDS: Final = {
+    0x5B: "an array",
+    0x7B: "an object",
+    0x22: "a string",
+    0x6E: "null",
+    0x74: "a boolean",
+    0x66: "a boolean",
+}
 
 
 def _failure(
     code: int, message: str, id: RequestId | None = None, reply: bool = True
 ) -> DecodeFailure:
     return DecodeFailure(ErrorObject(code=code, message=message), id, reply)
+
+
+def _describe(raw: Raw) -> str:
+    return _KINDS.get(memoryview(raw)[0], "a number")
 
 
 def _too_deep(data: bytes, limit: int) -> bool:
@@ -151,16 +162,18 @@ def _too_deep(data: bytes, limit: int) -> bool:
     return b"()" in skeleton
 
 
-def _duplicate_member(data: bytes, present: list[str], structured: list[Raw]) -> bool:
-    """Whether an envelope member occurs twice (a parser-differential risk msgspec hides,
-    since it keeps the last occurrence)."""
-    if b"\\u" not in data and all(data.count(_QUOTED[name]) == 1 for name in present):
+def _has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
+    """Whether an envelope member occurs twice (a parser-differential risk msgspec hides by
+    keeping the last occurrence). ``members`` are the decoded (deduplicated) members."""
+    if b"\\u" not in data and all(data.count(_QUOTED[name]) == 1 for name in members):
         return False
     # Cut the structured values out, leaving only the top-level keys and scalar values,
     # then compare the (unescaped) keys.
     skeleton = data
-    for raw in structured:
-        skeleton = skeleton.replace(bytes(raw), b"", 1)
+    for name in ("params", "result", "error"):
+        raw = members.get(name)
+        if raw:
+            skeleton = skeleton.replace(bytes(raw), b"", 1)
     keys = []
     for token in _KEY_RE.findall(skeleton):
         try:
@@ -170,44 +183,30 @@ def _duplicate_member(data: bytes, present: list[str], structured: list[Raw]) ->
     return len(keys) != len(set(keys))
 
 
-def _first(raw: Raw) -> bytes:
-    return bytes(memoryview(raw)[:1])
-
-
-def is_object(raw: Raw) -> bool:
-    """Whether raw JSON is an object (msgspec strips surrounding whitespace)."""
-    return _first(raw) == b"{"
-
-
-_KINDS: Final = {
-    b"[": "an array",
-    b"{": "an object",
-    b'"': "a string",
-    b"n": "null",
-    b"t": "a boolean",
-    b"f": "a boolean",
-}
-
-
-def _describe(raw: Raw) -> str:
-    first = _first(raw)
-    return _KINDS.get(first, "a number")
-
-
 def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessage:
     """Decode and classify one framed message.
 
     Never raises for bad input: every problem comes back as a :class:`DecodeFailure` (or a
     :class:`DecodedResponse` with ``problem`` set when the pending call can be identified).
     """
-    if len(data) > limits.max_message_bytes:
+    size = len(data)
+    if size > limits.max_message_bytes:
         return _failure(
             ErrorCode.PARSE_ERROR,
-            f"Parse error: message of {len(data)} bytes exceeds the limit of "
+            f"Parse error: message of {size} bytes exceeds the limit of "
             f"{limits.max_message_bytes} bytes",
         )
     if data.startswith(_BOM):
         return _failure(ErrorCode.PARSE_ERROR, "Parse error: a byte order mark is not allowed")
+    if not data.isascii():
+        # msgspec does not check the UTF-8 of values it skips as Raw: check it here, once.
+        # (ASCII, the common case, is valid UTF-8 by definition and costs one fast scan.)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _failure(
+                ErrorCode.PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {exc.start}"
+            )
     if _too_deep(data, limits.max_depth):
         return _failure(
             ErrorCode.PARSE_ERROR,
@@ -216,38 +215,45 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
     try:
         env = _ENVELOPE_DECODER.decode(data)
     except msgspec.ValidationError:
-        return _decode_slow(data)
+        return _decode_slow(data)  # not an object, or an unknown member
     except msgspec.DecodeError as exc:
         return _failure(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
     except RecursionError:  # only reachable with a very high configured max_depth
         return _failure(ErrorCode.PARSE_ERROR, "Parse error: JSON nests too deeply")
-    present = ["jsonrpc"]
-    structured = []
-    if env.id is not UNSET:
-        present.append("id")
-    if env.method is not UNSET:
-        present.append("method")
-    for name, raw in (("params", env.params), ("result", env.result), ("error", env.error)):
-        if len(raw):
-            present.append(name)
-            structured.append(raw)
-    return _classify(
-        data,
-        present,
-        structured,
-        jsonrpc_ok=env.jsonrpc == JSONRPC_VERSION,
-        id=env.id,
-        id_problem=None,
-        method=env.method,
-        params=env.params,
-        result=env.result,
-        error=env.error,
-        unknown=(),
-    )
+
+    # The fast path: a compact message needs no duplicate check. The length each member
+    # would have in compact form is computed from its decoded value; escapes, whitespace
+    # and non-ASCII only make the real message longer, so equality proves compactness.
+    rid, method, params = env.id, env.method, env.params
+    if env.jsonrpc == JSONRPC_VERSION:
+        if rid is UNSET:
+            id_len = 0
+        elif type(rid) is int:
+            id_len = _ID_OVERHEAD + len(str(rid))
+        else:
+            id_len = _ID_OVERHEAD + 2 + len(rid)  # type: ignore[arg-type]
+        if type(method) is str:
+            if not env.result and not env.error and (not params or is_object(params)):
+                compact = _REQUEST_BASE + len(method) + id_len + (1 if id_len else 0)
+                if params:
+                    compact += _PARAMS_OVERHEAD + len(params)
+                if size == compact:
+                    if rid is UNSET:
+                        return DecodedNotification(method, params or None)
+                    return DecodedRequest(rid, method, params or None)
+        elif (
+            id_len
+            and env.result
+            and not env.error
+            and is_object(env.result)
+            and size == _RESULT_BASE + id_len + len(env.result)
+        ):
+            return DecodedResponse(rid, env.result, None)  # type: ignore[arg-type]
+    return _decode_slow(data)
 
 
 def _decode_slow(data: bytes) -> DecodedMessage:
-    """Precise classification of a message the fast path rejected."""
+    """Classification of a message the envelope struct could not take."""
     try:
         members = _MEMBERS_DECODER.decode(data)
     except msgspec.ValidationError:
@@ -267,67 +273,44 @@ def _decode_slow(data: bytes) -> DecodedMessage:
         return _failure(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
     except RecursionError:
         return _failure(ErrorCode.PARSE_ERROR, "Parse error: JSON nests too deeply")
+    unknown = sorted(name for name in members if name not in _MEMBERS)
+    return _classify(data, {k: v for k, v in members.items() if k in _MEMBERS}, unknown)
 
-    jsonrpc = members.get("jsonrpc", _EMPTY)
-    jsonrpc_ok = bytes(jsonrpc) == b'"2.0"'
-    if not jsonrpc_ok and len(jsonrpc):
+
+def _classify(
+    data: bytes, members: dict[str, Raw], unknown: list[str] | tuple[()]
+) -> DecodedMessage:
+    """The general path: exact classification of any object-shaped message."""
+    raw_jsonrpc = members.get("jsonrpc", _EMPTY)
+    jsonrpc_ok = raw_jsonrpc == _V2
+    if not jsonrpc_ok and raw_jsonrpc:
         try:
-            jsonrpc_ok = _STR_DECODER.decode(jsonrpc) == JSONRPC_VERSION
+            jsonrpc_ok = _STR_DECODER.decode(raw_jsonrpc) == JSONRPC_VERSION
         except msgspec.ValidationError:
             pass
-    id: int | str | UnsetType = UNSET
+    has_id = "id" in members
+    rid: RequestId | None = None
     id_problem = None
-    if "id" in members:
+    if has_id:
         try:
-            id = _ID_DECODER.decode(members["id"])
+            rid = _ID_DECODER.decode(members["id"])
         except msgspec.ValidationError:
             kind = _describe(members["id"])
             if kind == "a number":
                 kind = "a fractional number"
             id_problem = f"id must be a string or an integer, not {kind}"
-    method: str | UnsetType | None = UNSET
+    duplicate = _has_duplicate(data, members)
+    params = members.get("params", _EMPTY)
+    result = members.get("result", _EMPTY)
+    error = members.get("error", _EMPTY)
+
     if "method" in members:
+        # A request (has an id member) or a notification (has none).
+        method: str | None = None
         try:
             method = _STR_DECODER.decode(members["method"])
         except msgspec.ValidationError:
-            method = None  # present but not a string
-    present = [name for name in members if name in _MEMBERS]
-    structured = [members[name] for name in ("params", "result", "error") if name in members]
-    return _classify(
-        data,
-        present,
-        structured,
-        jsonrpc_ok=jsonrpc_ok,
-        id=id,
-        id_problem=id_problem,
-        method=method,
-        params=members.get("params", _EMPTY),
-        result=members.get("result", _EMPTY),
-        error=members.get("error", _EMPTY),
-        unknown=sorted(name for name in members if name not in _MEMBERS),
-    )
-
-
-def _classify(
-    data: bytes,
-    present: list[str],
-    structured: list[Raw],
-    *,
-    jsonrpc_ok: bool,
-    id: int | str | UnsetType,
-    id_problem: str | None,
-    method: str | UnsetType | None,
-    params: Raw,
-    result: Raw,
-    error: Raw,
-    unknown: Any,
-) -> DecodedMessage:
-    has_id = id is not UNSET or id_problem is not None
-    rid: RequestId | None = None if id is UNSET else id
-    duplicate = _duplicate_member(data, present, structured)
-
-    if method is not UNSET:
-        # A request (has an id member) or a notification (has none).
+            pass
         problem = None
         if duplicate:
             problem = "an envelope member appears more than once"
@@ -338,12 +321,12 @@ def _classify(
             problem = 'jsonrpc must be exactly "2.0"'
         elif unknown:
             problem = f"unknown envelope member {unknown[0]!r}"
-        elif len(result) or len(error):
+        elif result or error:
             problem = "a request must not carry `result` or `error`"
         elif method is None:
             problem = "method must be a string"
-        elif len(params) and not is_object(params):
-            if has_id and _first(params) == b"[":
+        elif params and not is_object(params):
+            if has_id and memoryview(params)[0] == 0x5B:  # "["
                 return _failure(
                     ErrorCode.INVALID_PARAMS,
                     "Invalid params: params must be an object, not an array",
@@ -352,13 +335,13 @@ def _classify(
             problem = f"params must be an object, not {_describe(params)}"
         if problem is not None:
             return _failure(ErrorCode.INVALID_REQUEST, f"Invalid Request: {problem}", rid, has_id)
-        assert isinstance(method, str)
-        raw_params = params if len(params) else None
-        if rid is None:
-            return DecodedNotification(method, raw_params)
-        return DecodedRequest(rid, method, raw_params)
+        assert method is not None
+        if not has_id:
+            return DecodedNotification(method, params or None)
+        assert rid is not None
+        return DecodedRequest(rid, method, params or None)
 
-    if has_id or len(result) or len(error):
+    if has_id or result or error:
         # A response. Without a usable id it cannot be matched to a call: report only.
         if rid is None:
             why = id_problem or "it has no id"
@@ -370,14 +353,14 @@ def _classify(
             response_problem = 'jsonrpc must be exactly "2.0"'
         elif unknown:
             response_problem = f"unknown envelope member {unknown[0]!r}"
-        if len(error):
+        if error:
             # The error is authoritative, even next to a result.
             try:
                 err = _ERROR_DECODER.decode(error)
             except msgspec.ValidationError as exc:
                 return DecodedResponse(rid, None, None, f"malformed error object: {exc}")
             return DecodedResponse(rid, None, err, response_problem)
-        if not len(result):
+        if not result:
             return DecodedResponse(rid, None, None, "a response needs `result` or `error`")
         if not is_object(result):
             return DecodedResponse(
@@ -391,137 +374,3 @@ def _classify(
         ErrorCode.INVALID_REQUEST,
         "Invalid Request: a message needs a `method` (request, notification) or an `id` (response)",
     )
-
-
-# -- encoding ---------------------------------------------------------------------------
-
-
-class _Request(msgspec.Struct, omit_defaults=True):
-    jsonrpc: str
-    id: RequestId
-    method: str
-    params: Any = UNSET
-
-
-class _Notification(msgspec.Struct, omit_defaults=True):
-    jsonrpc: str
-    method: str
-    params: Any = UNSET
-
-
-class _ResultResponse(msgspec.Struct):
-    jsonrpc: str
-    id: RequestId
-    result: Any
-
-
-class _ErrorResponse(msgspec.Struct):
-    jsonrpc: str
-    id: RequestId | None
-    error: ErrorObject
-
-
-_ENCODER: Final = msgspec.json.Encoder()
-
-
-def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
-    """Find a NaN or infinity, which msgspec would silently write as ``null``."""
-    if depth > 512:
-        return None
-    if isinstance(obj, float):
-        return None if math.isfinite(obj) else path
-    if isinstance(obj, (str, int, bool, type(None), Raw)):
-        return None
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            found = _non_finite_path(value, f"{path}.{key}", depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(obj, (list, tuple)):
-        for index, value in enumerate(obj):
-            found = _non_finite_path(value, f"{path}[{index}]", depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(obj, msgspec.Struct):
-        for name in obj.__struct_fields__:
-            found = _non_finite_path(getattr(obj, name), f"{path}.{name}", depth + 1)
-            if found:
-                return found
-    return None
-
-
-def _encode(envelope: msgspec.Struct, payload: Any, where: str) -> bytes:
-    """Encode, refusing anything that would not be valid JSON on the wire.
-
-    Raises:
-        LocalProtocolError: the payload holds a value JSON cannot represent (NaN, infinity,
-            a lone surrogate, an unsupported Python type).
-    """
-    try:
-        out = _ENCODER.encode(envelope)
-    except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError is a ValueError
-        raise LocalProtocolError(f"cannot encode {where} as JSON: {exc}") from exc
-    if b"null" in out:
-        path = _non_finite_path(payload, where)
-        if path is not None:
-            raise LocalProtocolError(f"cannot encode {path}: NaN and infinity are not JSON")
-    return out
-
-
-def _check_params(params: Any, where: str) -> None:
-    if params is UNSET or isinstance(params, (dict, msgspec.Struct)):
-        return
-    if isinstance(params, Raw) and is_object(params):
-        return
-    raise LocalProtocolError(f"{where} must be an object (a dict or a struct)")
-
-
-def encode_request(id: RequestId, method: str, params: Any = UNSET) -> bytes:
-    """Encode a request. ``params`` is a struct, a dict, raw JSON object bytes, or UNSET.
-
-    Raises:
-        LocalProtocolError: ``params`` is not an object or cannot be encoded.
-    """
-    _check_params(params, "params")
-    return _encode(_Request(JSONRPC_VERSION, id, method, params), params, "params")
-
-
-def encode_notification(method: str, params: Any = UNSET) -> bytes:
-    """Encode a notification.
-
-    Raises:
-        LocalProtocolError: ``params`` is not an object or cannot be encoded.
-    """
-    _check_params(params, "params")
-    return _encode(_Notification(JSONRPC_VERSION, method, params), params, "params")
-
-
-def encode_result(id: RequestId, result: Any) -> bytes:
-    """Encode a success response; ``result`` must be an object (JSON-RPC 2.0 section 5).
-
-    Raises:
-        LocalProtocolError: ``result`` is not an object or cannot be encoded.
-    """
-    if result is UNSET:
-        raise LocalProtocolError("result must be an object")
-    _check_params(result, "result")
-    return _encode(_ResultResponse(JSONRPC_VERSION, id, result), result, "result")
-
-
-def encode_error(
-    id: RequestId | None, code: int, message: str, data: Any | UnsetType = UNSET
-) -> bytes:
-    """Encode an error response. ``id`` is ``None`` when the request's id could not be read.
-
-    If ``data`` cannot be encoded the error is sent without it rather than not at all.
-    """
-    error = ErrorObject(code=int(code), message=message, data=data)
-    try:
-        return _encode(_ErrorResponse(JSONRPC_VERSION, id, error), data, "error.data")
-    except LocalProtocolError:
-        # Drop what cannot be encoded: the data, and unpaired surrogates in the message.
-        safe = message.encode("utf-8", "replace").decode("utf-8")
-        error = ErrorObject(code=int(code), message=safe)
-        return _ENCODER.encode(_ErrorResponse(JSONRPC_VERSION, id, error))

@@ -1,0 +1,170 @@
+"""Encoding JSON-RPC messages: never invalid JSON, never a silently altered value.
+
+msgspec writes NaN and infinity as ``null``; an encoded message that contains ``null`` is
+therefore checked for non-finite floats before it is handed out, and anything JSON cannot
+represent raises :class:`LocalProtocolError` so the caller can answer -32603 instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ..exceptions import LocalProtocolError
+from ..types import JSONRPC_VERSION, ErrorObject, RequestId
+
+__all__ = ["encode_error", "encode_notification", "encode_request", "encode_result", "is_object"]
+
+
+def is_object(raw: Raw) -> bool:
+    """Whether raw JSON is an object (msgspec strips surrounding whitespace)."""
+    return len(raw) > 0 and memoryview(raw)[0] == 0x7B  # "{"
+
+
+class _Request(msgspec.Struct, omit_defaults=True, gc=False):
+    jsonrpc: str
+    id: RequestId
+    method: str
+    params: Any = UNSET
+
+
+class _Notification(msgspec.Struct, omit_defaults=True, gc=False):
+    jsonrpc: str
+    method: str
+    params: Any = UNSET
+
+
+class _ResultResponse(msgspec.Struct, gc=False):
+    jsonrpc: str
+    id: RequestId
+    result: Any
+
+
+class _ErrorResponse(msgspec.Struct, gc=False):
+    jsonrpc: str
+    id: RequestId | None
+    error: ErrorObject
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
+    """Find a NaN or infinity, which msgspec would silently write as ``null``."""
+    if depth > 512:
+        return None
+    if isinstance(obj, float):
+        return None if math.isfinite(obj) else path
+    if isinstance(obj, (str, int, bool, type(None), Raw)):
+        return None
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            found = _non_finite_path(value, f"{path}.{key}", depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(obj, (list, tuple)):
+        for index, value in enumerate(obj):
+            found = _non_finite_path(value, f"{path}[{index}]", depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(obj, msgspec.Struct):
+        for name in obj.__struct_fields__:
+            found = _non_finite_path(getattr(obj, name), f"{path}.{name}", depth + 1)
+            if found:
+                return found
+    return None
+
+
+_OBJECTS: Final = (dict, msgspec.Struct)
+_ENCODE_ERRORS: Final = (TypeError, ValueError, OverflowError)  # UnicodeEncodeError: ValueError
+
+
+def _check_object(value: Any, where: str) -> None:
+    """Accept only what encodes to a JSON object (the common cases are tested inline)."""
+    if isinstance(value, Raw) and is_object(value):
+        return
+    raise LocalProtocolError(f"{where} must be an object (a dict or a struct)")
+
+
+def _refuse_non_finite(payload: Any, where: str) -> None:
+    path = _non_finite_path(payload, where)
+    if path is not None:
+        raise LocalProtocolError(f"cannot encode {path}: NaN and infinity are not JSON")
+
+
+def _encode(envelope: msgspec.Struct, payload: Any, where: str) -> bytes:
+    """Encode, refusing anything that would not be valid JSON on the wire.
+
+    Raises:
+        LocalProtocolError: the payload holds a value JSON cannot represent (NaN, infinity,
+            a lone surrogate, an unsupported Python type).
+    """
+    try:
+        out = _ENCODER.encode(envelope)
+    except _ENCODE_ERRORS as exc:
+        raise LocalProtocolError(f"cannot encode {where} as JSON: {exc}") from exc
+    if b"null" in out:  # msgspec writes NaN and infinity as null
+        _refuse_non_finite(payload, where)
+    return out
+
+
+def encode_request(id: RequestId, method: str, params: Any = UNSET) -> bytes:
+    """Encode a request. ``params`` is a struct, a dict, raw JSON object bytes, or UNSET.
+
+    Raises:
+        LocalProtocolError: ``params`` is not an object or cannot be encoded.
+    """
+    if params is not UNSET and not isinstance(params, _OBJECTS):
+        _check_object(params, "params")
+    return _encode(_Request(JSONRPC_VERSION, id, method, params), params, "params")
+
+
+def encode_notification(method: str, params: Any = UNSET) -> bytes:
+    """Encode a notification.
+
+    Raises:
+        LocalProtocolError: ``params`` is not an object or cannot be encoded.
+    """
+    if params is not UNSET and not isinstance(params, _OBJECTS):
+        _check_object(params, "params")
+    return _encode(_Notification(JSONRPC_VERSION, method, params), params, "params")
+
+
+def encode_result(id: RequestId, result: Any) -> bytes:
+    """Encode a success response; ``result`` must be an object (JSON-RPC 2.0 section 5).
+
+    Raises:
+        LocalProtocolError: ``result`` is not an object or cannot be encoded.
+    """
+    if not isinstance(result, _OBJECTS):
+        _check_object(result, "result")
+    # Inlined _encode: this is the hottest encoding path.
+    try:
+        out = _ENCODER.encode(_ResultResponse(JSONRPC_VERSION, id, result))
+    except _ENCODE_ERRORS as exc:
+        raise LocalProtocolError(f"cannot encode result as JSON: {exc}") from exc
+    if b"null" in out:
+        _refuse_non_finite(result, "result")
+    return out
+
+
+def encode_error(
+    id: RequestId | None, code: int, message: str, data: Any | UnsetType = UNSET
+) -> bytes:
+    """Encode an error response. ``id`` is ``None`` when the request's id could not be read.
+
+    If ``data`` cannot be encoded the error is sent without it rather than not at all.
+    """
+    error = ErrorObject(code=int(code), message=message, data=data)
+    try:
+        return _encode(_ErrorResponse(JSONRPC_VERSION, id, error), data, "error.data")
+    except LocalProtocolError:
+        # Drop what cannot be encoded: the data, and unpaired surrogates in the message.
+        safe = message.encode("utf-8", "replace").decode("utf-8")
+        error = ErrorObject(code=int(code), message=safe)
+        return _ENCODER.encode(_ErrorResponse(JSONRPC_VERSION, id, error))
