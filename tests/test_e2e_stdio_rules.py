@@ -292,6 +292,23 @@ async def test_exit_when_stdin_closes(server: ServerFactory) -> None:
         assert await s.close_stdin_and_wait() == 0
 
 
+async def test_requests_written_before_eof_are_still_answered(server: ServerFactory) -> None:
+    async with server() as s:
+        await s.initialize()
+        await s.send(
+            id=1, method="tools/call", params={"name": "sleep", "arguments": {"seconds": 0.3}}
+        )
+        await s.send(
+            id=2, method="tools/call", params={"name": "echo", "arguments": {"text": "last"}}
+        )
+        assert s.process is not None
+        assert s.process.stdin is not None
+        await s.process.stdin.aclose()
+        answers = {(await s.receive())["id"], (await s.receive())["id"]}
+        assert answers == {1, 2}
+        assert await s.close_stdin_and_wait() == 0
+
+
 async def test_exit_without_initialize(server: ServerFactory) -> None:
     async with server() as s:
         assert await s.close_stdin_and_wait() == 0

@@ -85,6 +85,8 @@ class Endpoint:
         limits: bounds on incoming messages.
         max_in_flight: most peer requests handled at once; more are answered with
             ``SERVER_BUSY`` (-32000) instead of queueing without bound.
+        drain_timeout: seconds :meth:`run` lets unfinished requests complete after the
+            peer stopped sending, before cancelling them.
         connection: a pre-configured connection (tests); one is created otherwise.
     """
 
@@ -97,6 +99,7 @@ class Endpoint:
         gate: RequestGate | None = None,
         limits: Limits = DEFAULT_LIMITS,
         max_in_flight: int = 100,
+        drain_timeout: float = 2.0,
         connection: Connection | None = None,
     ) -> None:
         if max_in_flight < 1:
@@ -107,11 +110,12 @@ class Endpoint:
         self._on_notification = on_notification
         self._gate = gate
         self._max_in_flight = max_in_flight
+        self._drain_timeout = drain_timeout
+        self._idle: anyio.Event | None = None  # set when the last handler finishes
         self._waiters: dict[RequestId, _Waiter] = {}
         self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = anyio.Event()
-        self._send_lock = anyio.Lock()
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -137,11 +141,20 @@ class Endpoint:
                 await self._close_channel()
 
     async def run(self) -> None:
-        """Serve until the peer closes the channel, then close it and cancel handlers."""
+        """Serve until the peer closes the channel, then close it.
+
+        Requests still being handled when the peer stops sending get up to
+        ``drain_timeout`` seconds to finish and answer (stdio peers commonly close stdin
+        right after writing their last request); then they are cancelled.
+        """
         try:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 await self._receive_loop()
+                if self._handler_scopes:
+                    self._idle = anyio.Event()
+                    with anyio.move_on_after(self._drain_timeout):
+                        await self._idle.wait()
                 tg.cancel_scope.cancel()
         finally:
             self._fail_pending()
@@ -183,7 +196,10 @@ class Endpoint:
                     event = self.connection.receive_oversized(frame.limit)
                 else:
                     event = self.connection.receive_message(frame)
-                await self._dispatch(event)
+                try:
+                    await self._dispatch(event)
+                except ConnectionClosedError:
+                    break  # our side broke (the peer stopped reading)
         finally:
             self._fail_pending()
 
@@ -293,14 +309,20 @@ class Endpoint:
                 # Cancelled by the peer: no response is sent (basic/utilities/cancellation).
                 self.connection.discard(rid)
                 data = None
+            if data is not None:
+                await self.send_raw(data)
         except LocalProtocolError:
             logger.exception(
                 "handler for %r answered a request that was already answered", request.method
             )
+        except ConnectionClosedError:
+            logger.debug("the answer to %r was not sent: the connection closed", request.method)
         finally:
+            # Only now, after the answer went out, does the request stop counting as in
+            # flight (so a draining shutdown never cuts off a response being written).
             self._handler_scopes.pop(rid, None)
-        if data is not None:
-            await self.send_raw(data)
+            if self._idle is not None and not self._handler_scopes:
+                self._idle.set()
 
     def _encode_result(self, request: InboundRequest, result: Any) -> bytes | None:
         try:

@@ -142,6 +142,20 @@ def _describe(raw: Raw) -> str:
     return _KINDS.get(memoryview(raw)[0], "a number")
 
 
+def _more_brackets_than(data: bytes, limit: int) -> bool:
+    """Whether ``data`` holds more than ``limit`` opening brackets; stops at ``limit + 1``
+    so large flat messages are not scanned to the end."""
+    seen = 0
+    for bracket in (b"{", b"["):
+        at = data.find(bracket)
+        while at >= 0:
+            seen += 1
+            if seen > limit:
+                return True
+            at = data.find(bracket, at + 1)
+    return False
+
+
 def _too_deep(data: bytes, limit: int) -> bool:
     """Whether JSON arrays/objects nest deeper than ``limit`` (strings ignored).
 
@@ -149,7 +163,7 @@ def _too_deep(data: bytes, limit: int) -> bool:
     are removed and innermost bracket pairs are deleted one level per pass, in C; after
     ``limit`` passes anything still pairing up nests deeper than the limit.
     """
-    if len(data) <= 2 * limit or data.count(b"[") + data.count(b"{") <= limit:
+    if len(data) <= 2 * limit or not _more_brackets_than(data, limit):
         return False
     skeleton = _STRING_RE.sub(b"", data).translate(_BRACKETS, _NOT_BRACKETS)
     for _ in range(limit):

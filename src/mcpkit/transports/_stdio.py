@@ -56,7 +56,9 @@ class FdChannel:
         self._buffer = LineBuffer(limits.max_message_bytes)
         self._eof = False
         self._closed = False
-        self._write_lock = anyio.Lock()
+        # fast_acquire: an uncontended write does not yield to the event loop first.
+        self._write_lock = anyio.Lock(fast_acquire=True)
+        self._drained = False  # the last read returned less than asked: wait before reading
         self._poll_read = _pollable(read_fd)
         self._poll_write = _pollable(write_fd)
         self._saved_blocking: dict[int, bool] = {}
@@ -95,14 +97,20 @@ class FdChannel:
                 os.read, self._read_fd, _CHUNK, abandon_on_cancel=True
             )
         while True:
-            try:
-                return os.read(self._read_fd, _CHUNK)
-            except BlockingIOError:
+            if self._drained:
+                # The pipe was empty a moment ago: wait instead of a read bound to fail.
                 await anyio.wait_readable(self._read_fd)
+            try:
+                chunk = os.read(self._read_fd, _CHUNK)
+            except BlockingIOError:
+                self._drained = True
+                continue
             except OSError as exc:
                 if exc.errno == errno.EIO:  # terminal hung up
                     return b""
                 raise
+            self._drained = len(chunk) < _CHUNK
+            return chunk
 
     async def send(self, message: bytes) -> None:
         """Write one message and its newline, whole (concurrent sends never interleave).

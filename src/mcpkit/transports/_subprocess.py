@@ -88,7 +88,7 @@ class ProcessChannel:
         self._process: anyio.abc.Process | None = None
         self._buffer = LineBuffer(transport.limits.max_message_bytes)
         self._eof = False
-        self._write_lock = anyio.Lock()
+        self._write_lock = anyio.Lock(fast_acquire=True)
         self._task_group: anyio.abc.TaskGroup | None = None
 
     def connect(self) -> contextlib.AbstractAsyncContextManager[ProcessChannel]:
