@@ -10,11 +10,11 @@ import pytest
 
 from mcpkit.exceptions import LocalProtocolError
 from mcpkit.protocol import (
-    DecodedNotification,
-    DecodedRequest,
     DecodedResponse,
     DecodeFailure,
     Limits,
+    NotificationReceived,
+    RequestReceived,
     decode_message,
     encode_error,
     encode_notification,
@@ -29,9 +29,9 @@ PARSE, INVALID, NOT_FOUND, PARAMS = -32700, -32600, -32601, -32602
 def outcome(data: bytes, limits: Limits | None = None) -> tuple[Any, ...]:
     """Classify a message into a comparable tuple."""
     msg = decode_message(data, limits) if limits else decode_message(data)
-    if isinstance(msg, DecodedRequest):
-        return ("request", msg.id, msg.method)
-    if isinstance(msg, DecodedNotification):
+    if isinstance(msg, RequestReceived):
+        return ("request", msg.request_id, msg.method)
+    if isinstance(msg, NotificationReceived):
         return ("notification", msg.method)
     if isinstance(msg, DecodedResponse):
         if msg.problem is not None and msg.error is None:
@@ -365,9 +365,9 @@ def test_limits_are_validated(kwargs: dict[str, int]) -> None:
 def test_ids_round_trip_with_type_and_value(rid: int | str) -> None:
     request = encode_request(rid, "ping")
     decoded = decode_message(request)
-    assert isinstance(decoded, DecodedRequest)
-    assert decoded.id == rid
-    assert type(decoded.id) is type(rid)
+    assert isinstance(decoded, RequestReceived)
+    assert decoded.request_id == rid
+    assert type(decoded.request_id) is type(rid)
     response = decode_message(encode_result(rid, {}))
     assert isinstance(response, DecodedResponse)
     assert response.id == rid

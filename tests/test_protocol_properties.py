@@ -13,13 +13,12 @@ from mcpkit.exceptions import LocalProtocolError
 from mcpkit.protocol import (
     CancelReceived,
     Connection,
-    DecodedNotification,
-    DecodedRequest,
     DecodedResponse,
     DecodeFailure,
     Event,
     LineBuffer,
     MessageRejected,
+    NotificationReceived,
     ProgressReceived,
     RequestReceived,
     ResponseReceived,
@@ -52,7 +51,9 @@ methods = st.text(min_size=1, max_size=30).filter(lambda m: not m.startswith("rp
 @settings(max_examples=500)
 def test_arbitrary_bytes_never_raise(data: bytes) -> None:
     result = decode_message(data)
-    assert isinstance(result, (DecodedRequest, DecodedNotification, DecodedResponse, DecodeFailure))
+    assert isinstance(
+        result, (RequestReceived, NotificationReceived, DecodedResponse, DecodeFailure)
+    )
 
 
 @given(st.binary(max_size=200))
@@ -75,9 +76,9 @@ def test_arbitrary_json_values_never_raise(value: Any) -> None:
 @given(ids, methods, objects)
 def test_request_round_trip(rid: int | str, method: str, params: dict[str, Any]) -> None:
     decoded = decode_message(encode_request(rid, method, params))
-    assert isinstance(decoded, DecodedRequest)
-    assert decoded.id == rid
-    assert type(decoded.id) is type(rid)
+    assert isinstance(decoded, RequestReceived)
+    assert decoded.request_id == rid
+    assert type(decoded.request_id) is type(rid)
     assert decoded.method == method
     assert decoded.params is not None
     assert json.loads(bytes(decoded.params)) == params
@@ -86,7 +87,7 @@ def test_request_round_trip(rid: int | str, method: str, params: dict[str, Any])
 @given(methods, objects)
 def test_notification_round_trip(method: str, params: dict[str, Any]) -> None:
     decoded = decode_message(encode_notification(method, params))
-    assert isinstance(decoded, DecodedNotification)
+    assert isinstance(decoded, NotificationReceived)
     assert decoded.method == method
 
 

@@ -22,7 +22,7 @@ from jsonschema.validators import validator_for
 from mcpkit.aio import MemoryChannel, memory_channel_pair
 from mcpkit.client import Client
 from mcpkit.exceptions import RPCError
-from mcpkit.protocol import DecodedNotification, DecodedRequest, DecodedResponse, decode_message
+from mcpkit.protocol import DecodedResponse, NotificationReceived, RequestReceived, decode_message
 from mcpkit.server import LowLevelServer, RequestContext
 from mcpkit.types import (
     CallToolRequestParams,
@@ -108,7 +108,7 @@ def test_example_messages_decode(folder: str, path: Path) -> None:
     data = path.read_bytes()
     message = decode_message(data)
     original = json.loads(data)
-    if isinstance(message, (DecodedRequest, DecodedNotification)):
+    if isinstance(message, (RequestReceived, NotificationReceived)):
         assert message.method == original["method"]
         assert message.params is not None
         typed = msgspec.json.decode(message.params, type=MESSAGE_TYPES[folder])

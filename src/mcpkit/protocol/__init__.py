@@ -7,14 +7,7 @@ or clock (a test enforces it). Every function here is deterministic.
 from __future__ import annotations
 
 from ._connection import Connection
-from ._decode import (
-    DecodedMessage,
-    DecodedNotification,
-    DecodedRequest,
-    DecodedResponse,
-    DecodeFailure,
-    decode_message,
-)
+from ._decode import DecodedMessage, DecodedResponse, DecodeFailure, decode_message
 from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._events import (
     CancelReceived,
@@ -49,8 +42,6 @@ __all__ = [
     # codec
     "DecodeFailure",
     "DecodedMessage",
-    "DecodedNotification",
-    "DecodedRequest",
     "DecodedResponse",
     "decode_message",
     "encode_error",

@@ -33,31 +33,10 @@ from msgspec import UNSET, Raw, UnsetType
 
 from ..types import JSONRPC_VERSION, ErrorCode, ErrorObject, RequestId
 from ._encode import is_object
+from ._events import NotificationReceived, RequestReceived
 from ._limits import DEFAULT_LIMITS, Limits
 
-__all__ = [
-    "DecodeFailure",
-    "DecodedMessage",
-    "DecodedNotification",
-    "DecodedRequest",
-    "DecodedResponse",
-    "decode_message",
-]
-
-
-class DecodedRequest(msgspec.Struct, frozen=True, gc=False):
-    """A well-formed request. ``params`` is the raw JSON object, or ``None`` if absent."""
-
-    id: RequestId
-    method: str
-    params: Raw | None
-
-
-class DecodedNotification(msgspec.Struct, frozen=True, gc=False):
-    """A well-formed notification."""
-
-    method: str
-    params: Raw | None
+__all__ = ["DecodeFailure", "DecodedMessage", "DecodedResponse", "decode_message"]
 
 
 class DecodedResponse(msgspec.Struct, frozen=True, gc=False):
@@ -85,7 +64,7 @@ class DecodeFailure(msgspec.Struct, frozen=True, gc=False):
     reply: bool
 
 
-DecodedMessage = DecodedRequest | DecodedNotification | DecodedResponse | DecodeFailure
+DecodedMessage = RequestReceived | NotificationReceived | DecodedResponse | DecodeFailure
 
 _EMPTY: Final = Raw()
 _V2: Final = Raw(b'"2.0"')
@@ -109,13 +88,6 @@ _STR_DECODER: Final = msgspec.json.Decoder(str)
 _ERROR_DECODER: Final = msgspec.json.Decoder(ErrorObject)
 _MEMBERS: Final = ("jsonrpc", "id", "method", "params", "result", "error")
 _QUOTED: Final = {name: f'"{name}"'.encode() for name in _MEMBERS}
-# Compact sizes: '{"jsonrpc":"2.0","method":"' + '"}' is 30 bytes plus the method name;
-# ',"id":' is 6 (5 + the comma counted separately), ',"params":' 10, '{"jsonrpc":"2.0","id":'
-# + ',"result":' + '}' is 33.
-_REQUEST_BASE: Final = len(b'{"jsonrpc":"2.0","method":""}')
-_ID_OVERHEAD: Final = len(b'"id":')
-_PARAMS_OVERHEAD: Final = len(b',"params":')
-_RESULT_BASE: Final = len(b'{"jsonrpc":"2.0",,"result":}')
 
 _BOM: Final = b"\xef\xbb\xbf"
 _STRING_RE: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
@@ -197,12 +169,8 @@ def _has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
     return len(keys) != len(set(keys))
 
 
-def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessage:
-    """Decode and classify one framed message.
-
-    Never raises for bad input: every problem comes back as a :class:`DecodeFailure` (or a
-    :class:`DecodedResponse` with ``problem`` set when the pending call can be identified).
-    """
+def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
+    """Size, encoding and depth checks, run before any decoding."""
     size = len(data)
     if size > limits.max_message_bytes:
         return _failure(
@@ -210,11 +178,11 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
             f"Parse error: message of {size} bytes exceeds the limit of "
             f"{limits.max_message_bytes} bytes",
         )
-    if data.startswith(_BOM):
-        return _failure(ErrorCode.PARSE_ERROR, "Parse error: a byte order mark is not allowed")
     if not data.isascii():
+        if data.startswith(_BOM):
+            return _failure(ErrorCode.PARSE_ERROR, "Parse error: a byte order mark is not allowed")
         # msgspec does not check the UTF-8 of values it skips as Raw: check it here, once.
-        # (ASCII, the common case, is valid UTF-8 by definition and costs one fast scan.)
+        # (ASCII, the common case, is valid UTF-8 by definition.)
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -226,6 +194,21 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
             ErrorCode.PARSE_ERROR,
             f"Parse error: JSON nests deeper than the limit of {limits.max_depth} levels",
         )
+    return None
+
+
+def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessage:
+    """Decode and classify one framed message.
+
+    Never raises for bad input: every problem comes back as a :class:`DecodeFailure` (or a
+    :class:`DecodedResponse` with ``problem`` set when the pending call can be identified).
+    """
+    size = len(data)
+    # One cheap test covers the common case: small ASCII input needs none of these checks.
+    if size > limits.trivially_within or not data.isascii():
+        failure = _check_input(data, limits)
+        if failure is not None:
+            return failure
     try:
         env = _ENVELOPE_DECODER.decode(data)
     except msgspec.ValidationError:
@@ -238,31 +221,44 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
     # The fast path: a compact message needs no duplicate check. The length each member
     # would have in compact form is computed from its decoded value; escapes, whitespace
     # and non-ASCII only make the real message longer, so equality proves compactness.
-    rid, method, params = env.id, env.method, env.params
-    if env.jsonrpc == JSONRPC_VERSION:
-        if rid is UNSET:
-            id_len = 0
-        elif type(rid) is int:
-            id_len = _ID_OVERHEAD + len(str(rid))
-        else:
-            id_len = _ID_OVERHEAD + 2 + len(rid)  # type: ignore[arg-type]
-        if type(method) is str:
-            if not env.result and not env.error and (not params or is_object(params)):
-                compact = _REQUEST_BASE + len(method) + id_len + (1 if id_len else 0)
-                if params:
-                    compact += _PARAMS_OVERHEAD + len(params)
-                if size == compact:
+    # (Literals instead of named constants: this is the hottest code in mcpkit.)
+    method = env.method
+    if type(method) is str:
+        if env.jsonrpc == "2.0" and not env.result and not env.error:
+            rid, params = env.id, env.params
+            # '{"jsonrpc":"2.0","method":""}' is 29 bytes; ',"params":' 10; ',"id":' 6.
+            rest = size - 29 - len(method)
+            if params:
+                rest -= 10 + len(params)
+            if rid is UNSET:
+                compact = rest == 0
+            elif type(rid) is int:
+                compact = rest == 6 + len(str(rid))
+            else:
+                compact = rest == 8 + len(rid)  # type: ignore[arg-type]
+            # Is params an object? '"params":' cannot occur unescaped inside the other
+            # (scalar) members, so where it is found, it is the top-level member and the
+            # next byte starts its value. Usually params comes last: look there first.
+            if compact:
+                if not params:
                     if rid is UNSET:
-                        return DecodedNotification(method, params or None)
-                    return DecodedRequest(rid, method, params or None)
-        elif (
-            id_len
-            and env.result
-            and not env.error
-            and is_object(env.result)
-            and size == _RESULT_BASE + id_len + len(env.result)
+                        return NotificationReceived(method, None)
+                    return RequestReceived(rid, method, None)
+                start = size - 1 - len(params)
+                if data[start - 9 : start] != b'"params":':
+                    start = data.find(b'"params":') + 9
+                if data[start] == 0x7B:
+                    if rid is UNSET:
+                        return NotificationReceived(method, params)
+                    return RequestReceived(rid, method, params)
+    elif env.jsonrpc == "2.0" and env.result and not env.error and type(env.id) is int:
+        # '{"jsonrpc":"2.0","id":,"result":}' is 33 bytes.
+        result = env.result
+        if (
+            size == 33 + len(str(env.id)) + len(result)
+            and data[data.find(b'"result":') + 9] == 0x7B
         ):
-            return DecodedResponse(rid, env.result, None)  # type: ignore[arg-type]
+            return DecodedResponse(env.id, result, None)
     return _decode_slow(data)
 
 
@@ -351,9 +347,9 @@ def _classify(
             return _failure(ErrorCode.INVALID_REQUEST, f"Invalid Request: {problem}", rid, has_id)
         assert method is not None
         if not has_id:
-            return DecodedNotification(method, params or None)
+            return NotificationReceived(method, params or None)
         assert rid is not None
-        return DecodedRequest(rid, method, params or None)
+        return RequestReceived(rid, method, params or None)
 
     if has_id or result or error:
         # A response. Without a usable id it cannot be matched to a call: report only.

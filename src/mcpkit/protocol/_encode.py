@@ -81,6 +81,22 @@ def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
 
 
 _OBJECTS: Final = (dict, msgspec.Struct)
+# Types already seen to encode as objects: a set lookup is several times cheaper than
+# isinstance() against msgspec.Struct (whose metaclass makes the check slow).
+_OBJECT_TYPES: set[type] = {dict}
+
+
+def _is_object_value(value: Any) -> bool:
+    kind = type(value)
+    if kind in _OBJECT_TYPES:
+        return True
+    if isinstance(value, _OBJECTS):
+        if len(_OBJECT_TYPES) < 1024:
+            _OBJECT_TYPES.add(kind)
+        return True
+    return False
+
+
 _ENCODE_ERRORS: Final = (TypeError, ValueError, OverflowError)  # UnicodeEncodeError: ValueError
 
 
@@ -108,7 +124,7 @@ def _encode(envelope: msgspec.Struct, payload: Any, where: str) -> bytes:
         out = _ENCODER.encode(envelope)
     except _ENCODE_ERRORS as exc:
         raise LocalProtocolError(f"cannot encode {where} as JSON: {exc}") from exc
-    if b"null" in out:  # msgspec writes NaN and infinity as null
+    if out.find(b"null") >= 0:  # msgspec writes NaN and infinity as null
         _refuse_non_finite(payload, where)
     return out
 
@@ -119,7 +135,7 @@ def encode_request(id: RequestId, method: str, params: Any = UNSET) -> bytes:
     Raises:
         LocalProtocolError: ``params`` is not an object or cannot be encoded.
     """
-    if params is not UNSET and not isinstance(params, _OBJECTS):
+    if params is not UNSET and not _is_object_value(params):
         _check_object(params, "params")
     return _encode(_Request(JSONRPC_VERSION, id, method, params), params, "params")
 
@@ -130,7 +146,7 @@ def encode_notification(method: str, params: Any = UNSET) -> bytes:
     Raises:
         LocalProtocolError: ``params`` is not an object or cannot be encoded.
     """
-    if params is not UNSET and not isinstance(params, _OBJECTS):
+    if params is not UNSET and not _is_object_value(params):
         _check_object(params, "params")
     return _encode(_Notification(JSONRPC_VERSION, method, params), params, "params")
 
@@ -141,14 +157,14 @@ def encode_result(id: RequestId, result: Any) -> bytes:
     Raises:
         LocalProtocolError: ``result`` is not an object or cannot be encoded.
     """
-    if not isinstance(result, _OBJECTS):
+    if type(result) not in _OBJECT_TYPES and not _is_object_value(result):
         _check_object(result, "result")
     # Inlined _encode: this is the hottest encoding path.
     try:
-        out = _ENCODER.encode(_ResultResponse(JSONRPC_VERSION, id, result))
+        out = _ENCODER.encode(_ResultResponse("2.0", id, result))
     except _ENCODE_ERRORS as exc:
         raise LocalProtocolError(f"cannot encode result as JSON: {exc}") from exc
-    if b"null" in out:
+    if out.find(b"null") >= 0:
         _refuse_non_finite(result, "result")
     return out
 

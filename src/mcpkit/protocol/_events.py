@@ -27,12 +27,16 @@ __all__ = [
 
 
 class RequestReceived(msgspec.Struct, frozen=True, gc=False):
-    """The peer sent a request; it is now in flight until answered or cancelled."""
+    """The peer sent a request; it is now in flight until answered or cancelled.
+
+    ``params`` is the raw JSON object (``None`` if absent); ``progress_token`` is set when
+    the request asked for progress (``params._meta.progressToken``).
+    """
 
     request_id: RequestId
     method: str
     params: Raw | None
-    progress_token: ProgressToken | None
+    progress_token: ProgressToken | None = None
 
 
 class NotificationReceived(msgspec.Struct, frozen=True, gc=False):

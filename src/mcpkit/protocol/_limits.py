@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["DEFAULT_LIMITS", "Limits"]
 
@@ -25,12 +25,18 @@ class Limits:
 
     max_message_bytes: int = 16 * 1024 * 1024
     max_depth: int = 128
+    #: Messages up to this size can neither exceed the size limit nor nest too deeply (it
+    #: takes two bytes per level), so the codec skips those checks for them.
+    trivially_within: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_message_bytes <= 0:
             raise ValueError("max_message_bytes must be positive")
         if not 0 < self.max_depth <= 512:
             raise ValueError("max_depth must be between 1 and 512")
+        object.__setattr__(
+            self, "trivially_within", min(self.max_message_bytes, 2 * self.max_depth)
+        )
 
 
 DEFAULT_LIMITS = Limits()
