@@ -251,6 +251,14 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
                     if rid is UNSET:
                         return NotificationReceived(method, params)
                     return RequestReceived(rid, method, params)
+            # Not compact (pretty-printed, escaped, non-ASCII): valid as decoded unless a
+            # member is duplicated, which the (slower) exact check rules out.
+            elif (not params or is_object(params)) and not _has_duplicate(
+                data, _present(rid, params)
+            ):
+                if rid is UNSET:
+                    return NotificationReceived(method, params or None)
+                return RequestReceived(rid, method, params or None)
     elif env.jsonrpc == "2.0" and env.result and not env.error and type(env.id) is int:
         # '{"jsonrpc":"2.0","id":,"result":}' is 33 bytes.
         result = env.result
@@ -260,6 +268,16 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
         ):
             return DecodedResponse(env.id, result, None)
     return _decode_slow(data)
+
+
+def _present(rid: object, params: Raw) -> dict[str, Raw]:
+    """The members of a request as _has_duplicate wants them (only params' bytes matter)."""
+    members = {"jsonrpc": _EMPTY, "method": _EMPTY}
+    if rid is not UNSET:
+        members["id"] = _EMPTY
+    if params:
+        members["params"] = params
+    return members
 
 
 def _decode_slow(data: bytes) -> DecodedMessage:
