@@ -46,6 +46,10 @@ class RawPeer:
         decoded: dict[str, Any] = json.loads(data)
         return decoded
 
+    async def request_reply(self, rid: Any, method: str = "ping") -> dict[str, Any]:
+        await self.send(id=rid, method=method)
+        return await self.receive()
+
     async def assert_silent(self) -> None:
         """Nothing more is sent: proven by a ping answered right after (ordering)."""
         await self.send(id="__probe__", method="ping")
@@ -175,6 +179,24 @@ async def test_peer_cancel_stops_handler_and_sends_nothing() -> None:
         with anyio.fail_after(5):
             await stopped.wait()
         await peer.assert_silent()
+
+
+async def test_cancel_right_behind_the_request_frees_the_id() -> None:
+    """Requests cancelled right after they were sent all end, and their ids become free.
+
+    (Over stdio the cancel can even be processed before the handler's first step; the
+    end-to-end test test_cancel_stops_the_tool_and_no_response_is_sent covers that.)
+    """
+    async with endpoint_and_peer() as (_, peer):
+        ids = [f"x{i}" for i in range(20)]
+        for rid in ids:
+            await peer.send(id=rid, method="sleep")
+            await peer.send(method="notifications/cancelled", params={"requestId": rid})
+        with anyio.fail_after(5):
+            for rid in ids:
+                # Until its handler has unwound, reusing an id is refused (-32600).
+                while "result" not in (reply := await peer.request_reply(rid)):
+                    assert reply["error"]["code"] == -32600
 
 
 async def test_handler_cap_answers_busy() -> None:

@@ -13,6 +13,7 @@ The endpoint is the only place where mcpkit's JSON-RPC engine meets concurrency:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from types import TracebackType
@@ -65,6 +66,14 @@ logger = logging.getLogger("mcpkit.aio")
 _CANCEL_SEND_TIMEOUT: Final = 1.0
 
 
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or ``None`` under trio."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class Endpoint:
     """One side of a JSON-RPC connection, running over a channel.
 
@@ -113,13 +122,16 @@ class Endpoint:
         self._drain_timeout = drain_timeout
         self._idle: anyio.Event | None = None  # set when the last handler finishes
         self._waiters: dict[RequestId, _Waiter] = {}
-        self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
+        # A handler in flight: its cancel scope (trio) or its asyncio task (see _spawn).
+        self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = anyio.Event()
 
     # -- lifecycle ----------------------------------------------------------------------
 
     async def __aenter__(self) -> Endpoint:
+        self._loop = _running_asyncio_loop()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._receive_loop)
@@ -138,6 +150,7 @@ class Endpoint:
         finally:
             self._fail_pending()
             with anyio.CancelScope(shield=True):
+                await self._cancel_native_handlers()
                 await self._close_channel()
 
     async def run(self) -> None:
@@ -147,11 +160,12 @@ class Endpoint:
         ``drain_timeout`` seconds to finish and answer (stdio peers commonly close stdin
         right after writing their last request); then they are cancelled.
         """
+        self._loop = _running_asyncio_loop()
         try:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 await self._receive_loop()
-                if self._handler_scopes:
+                if self._handlers:
                     self._idle = anyio.Event()
                     with anyio.move_on_after(self._drain_timeout):
                         await self._idle.wait()
@@ -159,7 +173,15 @@ class Endpoint:
         finally:
             self._fail_pending()
             with anyio.CancelScope(shield=True):
+                await self._cancel_native_handlers()
                 await self._close_channel()
+
+    async def _cancel_native_handlers(self) -> None:
+        tasks = [h for h in self._handlers.values() if isinstance(h, asyncio.Task)]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
 
     @property
     def closed(self) -> bool:
@@ -216,10 +238,14 @@ class Endpoint:
         elif isinstance(event, ProgressReceived):
             self._on_progress(event)
         elif isinstance(event, CancelReceived):
-            scope = self._handler_scopes.get(event.request_id)
-            if scope is not None:
-                logger.debug("peer cancelled request %r: %s", event.request_id, event.reason)
-                scope.cancel()
+            rid = event.request_id
+            handler = self._handlers.get(rid)
+            if handler is not None:
+                logger.debug("peer cancelled request %r: %s", rid, event.reason)
+                handler.cancel()
+                if isinstance(handler, asyncio.Task):
+                    # A task cancelled before its first step never runs its own cleanup.
+                    handler.add_done_callback(lambda task: self._reap(rid, task))
         elif isinstance(event, NotificationReceived):
             if self._on_notification is not None:
                 try:
@@ -273,7 +299,7 @@ class Endpoint:
                 ),
             )
             return
-        if len(self._handler_scopes) >= self._max_in_flight:
+        if len(self._handlers) >= self._max_in_flight:
             await self._reply_error(
                 event.request_id,
                 ErrorObject(
@@ -283,46 +309,84 @@ class Endpoint:
                 ),
             )
             return
+        if self._loop is not None:
+            # On asyncio a plain task costs a fraction of an anyio task plus cancel scope,
+            # and this is paid per request. It is still structured: tracked here, cancelled
+            # by a peer's notifications/cancelled, and cancelled and awaited on close.
+            self._handlers[request.id] = self._loop.create_task(self._run_native(request))
+            return
         assert self._task_group is not None
         scope = anyio.CancelScope()
-        self._handler_scopes[event.request_id] = scope
-        self._task_group.start_soon(self._run_handler, request, scope)
+        self._handlers[request.id] = scope
+        self._task_group.start_soon(self._run_scoped, request, scope)
 
-    async def _run_handler(self, request: InboundRequest, scope: anyio.CancelScope) -> None:
+    async def _answer(self, request: InboundRequest) -> bytes | None:
+        """Run the handler and encode its outcome (result, RPC error or internal error)."""
+        assert self._on_request is not None
         rid = request.id
+        try:
+            try:
+                result = await self._on_request(request)
+            except RPCError as exc:
+                return self.connection.send_error(rid, exc.code, exc.message, exc.data)
+            except Exception:
+                logger.exception("handler for %r failed", request.method)
+                return self.connection.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+            return self._encode_result(request, result)
+        except LocalProtocolError:
+            # Exactly one response per request: a second answer is logged, never sent.
+            logger.exception("request %r was already answered", request.id)
+            return None
+
+    async def _run_scoped(self, request: InboundRequest, scope: anyio.CancelScope) -> None:
         data: bytes | None = None
         try:
             with scope:
-                assert self._on_request is not None
-                try:
-                    result = await self._on_request(request)
-                except RPCError as exc:
-                    data = self.connection.send_error(rid, exc.code, exc.message, exc.data)
-                except Exception:
-                    logger.exception("handler for %r failed", request.method)
-                    data = self.connection.send_error(
-                        rid, ErrorCode.INTERNAL_ERROR, "Internal error"
-                    )
-                else:
-                    data = self._encode_result(request, result)
+                data = await self._answer(request)
             if scope.cancelled_caught:
                 # Cancelled by the peer: no response is sent (basic/utilities/cancellation).
-                self.connection.discard(rid)
+                self.connection.discard(request.id)
                 data = None
+            await self._deliver(request, data)
+        finally:
+            self._handler_done(request.id)
+
+    async def _run_native(self, request: InboundRequest) -> None:
+        data: bytes | None = None
+        try:
+            try:
+                data = await self._answer(request)
+            except asyncio.CancelledError:
+                if self.connection.is_in_flight(request.id):
+                    raise  # not the peer's cancellation: the endpoint is shutting down
+                # Cancelled by the peer (its entry is marked): no response is sent.
+                uncancel = getattr(asyncio.current_task(), "uncancel", None)
+                if uncancel is not None:  # Python 3.11+: keep the cancel count honest
+                    uncancel()
+                self.connection.discard(request.id)
+                data = None
+            await self._deliver(request, data)
+        finally:
+            self._handler_done(request.id)
+
+    async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
+        try:
             if data is not None:
                 await self.send_raw(data)
-        except LocalProtocolError:
-            logger.exception(
-                "handler for %r answered a request that was already answered", request.method
-            )
         except ConnectionClosedError:
             logger.debug("the answer to %r was not sent: the connection closed", request.method)
-        finally:
-            # Only now, after the answer went out, does the request stop counting as in
-            # flight (so a draining shutdown never cuts off a response being written).
-            self._handler_scopes.pop(rid, None)
-            if self._idle is not None and not self._handler_scopes:
-                self._idle.set()
+
+    def _reap(self, rid: RequestId, task: asyncio.Task[None]) -> None:
+        if self._handlers.get(rid) is task:
+            self.connection.discard(rid)
+            self._handler_done(rid)
+
+    def _handler_done(self, rid: RequestId) -> None:
+        # Only now, after the answer went out, does the request stop counting as in flight
+        # (so a draining shutdown never cuts off a response being written).
+        self._handlers.pop(rid, None)
+        if self._idle is not None and not self._handlers:
+            self._idle.set()
 
     def _encode_result(self, request: InboundRequest, result: Any) -> bytes | None:
         try:
