@@ -323,3 +323,44 @@ async def test_only_protocol_messages_on_stdout(server: ServerFactory) -> None:
     for line in s.received:
         decoded = json.loads(line)
         assert decoded["jsonrpc"] == "2.0"
+
+
+async def test_batches_on_2025_03_26(server: ServerFactory) -> None:
+    async with server() as s:
+        await s.initialize("2025-03-26")
+        batch = [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+            {
+                "jsonrpc": "2.0",
+                "id": "t",
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "b"}},
+            },
+            {"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {}},
+            {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+        ]
+        await s.write(json.dumps(batch).encode() + b"\n")
+        reply = json.loads(await s.read_line())
+        assert isinstance(reply, list)
+        by_id = {str(r["id"]): r for r in reply}
+        assert set(by_id) == {"1", "t", "9", "None"}
+        assert by_id["1"]["result"] == {}
+        assert by_id["t"]["result"]["content"][0]["text"] == "b"
+        assert by_id["9"]["error"]["code"] == -32600  # initialize is never batched
+        assert by_id["None"]["error"]["code"] == -32600
+        # A batch of notifications only is not answered at all.
+        await s.write(b'[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]\n')
+        await s.write(b"[]\n")
+        assert (await s.receive())["error"]["code"] == -32600
+        await s.assert_silent()
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+async def test_batches_refused_on_other_revisions(version: str, server: ServerFactory) -> None:
+    async with server() as s:
+        await s.initialize(version)
+        await s.write(b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n')
+        reply = await s.receive()
+        assert reply["error"]["code"] == -32600
+        assert reply["id"] is None

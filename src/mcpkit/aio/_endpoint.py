@@ -32,6 +32,7 @@ from ..exceptions import (
 )
 from ..protocol import (
     DEFAULT_LIMITS,
+    BatchReceived,
     CancelReceived,
     Connection,
     ErrorReceived,
@@ -252,6 +253,11 @@ class Endpoint:
                     await self._on_notification(event.method, event.params)
                 except Exception:
                     logger.exception("notification handler for %r failed", event.method)
+        elif isinstance(event, BatchReceived):
+            for inner in event.events:
+                await self._dispatch(inner)
+            if event.reply is not None:
+                await self.send_raw(event.reply)
         elif isinstance(event, MessageRejected):
             log = logger.debug if event.level == "debug" else logger.warning
             log("%s", event.reason)
@@ -344,9 +350,9 @@ class Endpoint:
             with scope:
                 data = await self._answer(request)
             if scope.cancelled_caught:
-                # Cancelled by the peer: no response is sent (basic/utilities/cancellation).
-                self.connection.discard(request.id)
-                data = None
+                # Cancelled by the peer: no response is sent (basic/utilities/cancellation),
+                # though a batch it belonged to may now be complete.
+                data = self.connection.discard(request.id)
             await self._deliver(request, data)
         finally:
             self._handler_done(request.id)
@@ -363,8 +369,7 @@ class Endpoint:
                 uncancel = getattr(asyncio.current_task(), "uncancel", None)
                 if uncancel is not None:  # Python 3.11+: keep the cancel count honest
                     uncancel()
-                self.connection.discard(request.id)
-                data = None
+                data = self.connection.discard(request.id)
             await self._deliver(request, data)
         finally:
             self._handler_done(request.id)
@@ -378,8 +383,16 @@ class Endpoint:
 
     def _reap(self, rid: RequestId, task: asyncio.Task[None]) -> None:
         if self._handlers.get(rid) is task:
-            self.connection.discard(rid)
+            data = self.connection.discard(rid)
             self._handler_done(rid)
+            if data is not None and self._task_group is not None:
+                self._task_group.start_soon(self._send_quietly, data)
+
+    async def _send_quietly(self, data: bytes) -> None:
+        try:
+            await self.send_raw(data)
+        except ConnectionClosedError:
+            pass
 
     def _handler_done(self, rid: RequestId) -> None:
         # Only now, after the answer went out, does the request stop counting as in flight

@@ -19,6 +19,7 @@ from ..protocol import DEFAULT_LIMITS, Limits
 from ..types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
+    V2025_03_26,
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
@@ -166,6 +167,9 @@ class Client:
                 f"client does not support (supported: {', '.join(self._supported_versions)})"
             )
         self._init = result
+        assert self._endpoint is not None
+        # A 2025-03-26 server may send JSON-RPC batches; accept them then, never otherwise.
+        self._endpoint.connection.allow_batches = result.protocol_version == V2025_03_26
         await self.notify("notifications/initialized")
 
     def _require_init(self) -> InitializeResult:

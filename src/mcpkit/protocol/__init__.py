@@ -10,6 +10,7 @@ from ._connection import Connection
 from ._decode import DecodedMessage, DecodedResponse, DecodeFailure, decode_message
 from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._events import (
+    BatchReceived,
     CancelReceived,
     ErrorReceived,
     Event,
@@ -30,6 +31,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "Limits",
     # events
+    "BatchReceived",
     "CancelReceived",
     "ErrorReceived",
     "Event",

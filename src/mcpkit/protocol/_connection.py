@@ -35,9 +35,11 @@ from ..types import (
     ProgressToken,
     RequestId,
 )
+from ._batch import BatchReply, split_batch
 from ._decode import DecodedResponse, DecodeFailure, decode_message
 from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._events import (
+    BatchReceived,
     CancelReceived,
     ErrorReceived,
     Event,
@@ -75,6 +77,7 @@ class _InFlight(msgspec.Struct, gc=False):
     progress_token: ProgressToken | None
     cancelled: bool = False
     last_progress: float | None = None
+    batch: BatchReply | None = None  # the batch whose array answer this request joins
 
 
 class _Pending(msgspec.Struct, gc=False):
@@ -105,6 +108,8 @@ class Connection:
         # has a progress token or was cancelled (most requests never need one).
         self._in_flight: dict[RequestId, _InFlight | str] = {}
         self._finished_out: OrderedDict[RequestId, None] = OrderedDict()
+        #: Accept JSON-RPC batches (set when 2025-03-26 is negotiated; see _batch.py).
+        self.allow_batches = False
 
     # -- introspection ------------------------------------------------------------------
 
@@ -134,6 +139,8 @@ class Connection:
 
     def receive_message(self, data: bytes) -> Event:
         """Process one framed message and return what happened."""
+        if self.allow_batches and data.lstrip()[:1] == b"[":
+            return self._receive_batch(data)
         message = decode_message(data, self.limits)
         kind = type(message)
         if kind is RequestReceived:
@@ -155,6 +162,40 @@ class Connection:
         if kind is DecodedResponse:
             return self._on_response(message)  # type: ignore[arg-type]
         return self._on_failure(message)  # type: ignore[arg-type]
+
+    def _receive_batch(self, data: bytes) -> Event:
+        if len(data) > self.limits.max_message_bytes:
+            return self.receive_message(data[: self.limits.max_message_bytes + 1])
+        elements = split_batch(data, self.limits.max_batch)
+        if isinstance(elements, bytes):
+            return MessageRejected(elements, "invalid batch")
+        batch = BatchReply()
+        events: list[Event] = []
+        for element in elements:
+            if element.lstrip()[:1] == b"[":
+                reason = "Invalid Request: a batch must not contain a batch"
+                batch.add(None, encode_error(None, ErrorCode.INVALID_REQUEST, reason))
+                events.append(MessageRejected(None, reason))
+                continue
+            event = self.receive_message(element)
+            if isinstance(event, RequestReceived):
+                if event.method == "initialize":
+                    # basic/lifecycle.mdx (2025-03-26): initialize MUST NOT be batched.
+                    self._in_flight.pop(event.request_id, None)
+                    reason = "Invalid Request: initialize must not be part of a batch"
+                    reply = encode_error(event.request_id, ErrorCode.INVALID_REQUEST, reason)
+                    batch.add(None, reply)
+                    events.append(MessageRejected(None, reason))
+                    continue
+                entry = self._entry(event.request_id)
+                assert entry is not None
+                entry.batch = batch
+                batch.pending.add(event.request_id)
+            elif isinstance(event, MessageRejected) and event.reply is not None:
+                batch.add(None, event.reply)
+                event = MessageRejected(None, event.reason, event.level)
+            events.append(event)
+        return BatchReceived(events, batch.complete())
 
     def receive_oversized(self, limit: int) -> Event:
         """Report a frame the framing layer discarded for exceeding ``limit`` bytes."""
@@ -311,9 +352,13 @@ class Connection:
         entry = self._in_flight.get(request_id)
         if entry is None:
             raise self._not_in_flight(request_id)
-        if type(entry) is not str and entry.cancelled:  # type: ignore[union-attr]
+        if type(entry) is not str:
+            if entry.cancelled:  # type: ignore[union-attr]
+                del self._in_flight[request_id]
+                return self._batched(entry, request_id, None)  # type: ignore[arg-type]
+            data = encode_result(request_id, result)
             del self._in_flight[request_id]
-            return None
+            return self._batched(entry, request_id, data)  # type: ignore[arg-type]
         data = encode_result(request_id, result)
         del self._in_flight[request_id]
         return data
@@ -331,16 +376,28 @@ class Connection:
         entry = self._in_flight.pop(request_id, None)
         if entry is None:
             raise self._not_in_flight(request_id)
-        if type(entry) is not str and entry.cancelled:  # type: ignore[union-attr]
-            return None
-        return encode_error(request_id, code, message, data)
+        if type(entry) is str:
+            return encode_error(request_id, code, message, data)
+        reply = None if entry.cancelled else encode_error(request_id, code, message, data)  # type: ignore[union-attr]
+        return self._batched(entry, request_id, reply)  # type: ignore[arg-type]
 
-    def discard(self, request_id: RequestId) -> bool:
+    @staticmethod
+    def _batched(entry: _InFlight, request_id: RequestId, reply: bytes | None) -> bytes | None:
+        """A batched request's answer joins its batch; the last one releases the array."""
+        if entry.batch is None:
+            return reply
+        return entry.batch.add(request_id, reply)
+
+    def discard(self, request_id: RequestId) -> bytes | None:
         """Forget a peer request without answering it (after the peer cancelled it).
 
-        Returns whether it was in flight.
+        Returns what must still be sent: for a request inside a batch whose other answers
+        are complete, the batch's array; otherwise ``None``.
         """
-        return self._in_flight.pop(request_id, None) is not None
+        entry = self._in_flight.pop(request_id, None)
+        if isinstance(entry, _InFlight) and entry.batch is not None:
+            return entry.batch.add(request_id, None)
+        return None
 
     def send_progress(
         self,

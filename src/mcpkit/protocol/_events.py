@@ -14,6 +14,7 @@ from msgspec import Raw
 from ..types import ErrorObject, ProgressNotificationParams, ProgressToken, RequestId
 
 __all__ = [
+    "BatchReceived",
     "CancelReceived",
     "ErrorReceived",
     "Event",
@@ -97,6 +98,18 @@ class MessageRejected(msgspec.Struct, frozen=True, gc=False):
     level: Literal["warning", "debug"] = "warning"
 
 
+class BatchReceived(msgspec.Struct, frozen=True, gc=False):
+    """A JSON-RPC batch (2025-03-26): one event per element, handled like single messages.
+
+    The answers to the batch's requests are collected by the connection and come back, as
+    one array, from the call that answers the last of them; ``reply`` is that array when
+    nothing was left to answer (only errors and notifications), else ``None``.
+    """
+
+    events: list[Event]
+    reply: bytes | None
+
+
 Event = (
     RequestReceived
     | NotificationReceived
@@ -106,4 +119,5 @@ Event = (
     | CancelReceived
     | ProgressReceived
     | MessageRejected
+    | BatchReceived
 )

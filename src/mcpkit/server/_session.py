@@ -12,6 +12,7 @@ from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import HandshakeState, ServerHandshake
 from ..types import (
+    V2025_03_26,
     ClientCapabilities,
     EmptyResult,
     Implementation,
@@ -116,6 +117,8 @@ class ServerSession:
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
         self.handshake.initialize_succeeded(version)
+        # JSON-RPC batches exist in 2025-03-26 only (basic/index.mdx of that revision).
+        self.endpoint.connection.allow_batches = version == V2025_03_26
         logger.debug(
             "initialized: client %s %s, protocol %s",
             params.client_info.name,
