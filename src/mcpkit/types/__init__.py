@@ -25,6 +25,16 @@ from ._common import (
     ServerCapabilities,
     ToolsCapability,
 )
+from ._completion import (
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    CompletionReference,
+    PromptReference,
+    ResourceTemplateReference,
+)
 from ._content import (
     AudioContent,
     ContentBlock,
@@ -33,6 +43,24 @@ from ._content import (
     ResourceContents,
     ResourceLink,
     TextContent,
+)
+from ._discovery import (
+    CacheScope,
+    DiscoverResult,
+    InputRequiredResult,
+    InputResponseRequestParams,
+    SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+)
+from ._elicitation import (
+    ElicitAction,
+    ElicitationCompleteNotificationParams,
+    ElicitationMode,
+    ElicitContentValue,
+    ElicitRequestParams,
+    ElicitResult,
 )
 from ._jsonrpc import JSONRPC_VERSION, ErrorCode, ErrorObject, ProgressToken, RequestId
 from ._lifecycle import InitializeRequestParams, InitializeResult, SetLevelRequestParams
@@ -47,6 +75,38 @@ from ._notifications import (
     CancelledNotificationParams,
     LoggingMessageNotificationParams,
     ProgressNotificationParams,
+)
+from ._prompts import (
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+)
+from ._resources import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceUpdatedNotificationParams,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
+from ._roots import ListRootsResult, Root
+from ._sampling import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    IncludeContext,
+    ModelHint,
+    ModelPreferences,
+    SamplingContent,
+    SamplingMessage,
+    ToolChoice,
+    ToolResultContent,
+    ToolUseContent,
 )
 from ._tools import (
     CallToolRequestParams,
@@ -138,4 +198,60 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "ToolExecution",
+    # resources
+    "ListResourceTemplatesResult",
+    "ListResourcesResult",
+    "ReadResourceRequestParams",
+    "ReadResourceResult",
+    "Resource",
+    "ResourceTemplate",
+    "ResourceUpdatedNotificationParams",
+    "SubscribeRequestParams",
+    "UnsubscribeRequestParams",
+    # prompts
+    "GetPromptRequestParams",
+    "GetPromptResult",
+    "ListPromptsResult",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    # completion
+    "CompleteRequestParams",
+    "CompleteResult",
+    "Completion",
+    "CompletionArgument",
+    "CompletionContext",
+    "CompletionReference",
+    "PromptReference",
+    "ResourceTemplateReference",
+    # sampling
+    "CreateMessageRequestParams",
+    "CreateMessageResult",
+    "IncludeContext",
+    "ModelHint",
+    "ModelPreferences",
+    "SamplingContent",
+    "SamplingMessage",
+    "ToolChoice",
+    "ToolResultContent",
+    "ToolUseContent",
+    # elicitation
+    "ElicitAction",
+    "ElicitContentValue",
+    "ElicitRequestParams",
+    "ElicitResult",
+    "ElicitationCompleteNotificationParams",
+    "ElicitationMode",
+    # roots
+    "ListRootsResult",
+    "Root",
+    # 2026-07-28: discovery, subscriptions, multi round-trip requests, caching
+    "CacheScope",
+    "DiscoverResult",
+    "InputRequiredResult",
+    "InputResponseRequestParams",
+    "SubscriptionFilter",
+    "SubscriptionsAcknowledgedNotificationParams",
+    "SubscriptionsListenRequestParams",
+    "SubscriptionsListenResult",
 ]

@@ -3,8 +3,13 @@ who sends it, and the revisions it exists in.
 
 This is the "one superset of structs plus a per-method version table" design (see
 ``docs/design.md``): one set of structs covers every revision, and this table says which
-revision a method belongs to. Params types not modelled yet decode as ``RequestParams`` /
-``NotificationParams`` (open objects).
+revision a method belongs to. Methods without members of their own (``ping``,
+``roots/list``, the ``list_changed`` notifications, ...) use ``RequestParams`` /
+``NotificationParams``; the tasks rows are not modelled yet and use them too.
+
+A 2026-07-28 ``prompts/get``, ``resources/read`` or ``tools/call`` may instead be answered
+with an :class:`InputRequiredResult` (``resultType: "input_required"``); the row names the
+complete result, the session layer picks the type from ``resultType``.
 """
 
 from __future__ import annotations
@@ -20,12 +25,32 @@ from ._common import (
     RequestParams,
     Result,
 )
+from ._completion import CompleteRequestParams, CompleteResult
+from ._discovery import (
+    DiscoverResult,
+    SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+)
+from ._elicitation import ElicitationCompleteNotificationParams, ElicitRequestParams, ElicitResult
 from ._lifecycle import InitializeRequestParams, InitializeResult, SetLevelRequestParams
 from ._notifications import (
     CancelledNotificationParams,
     LoggingMessageNotificationParams,
     ProgressNotificationParams,
 )
+from ._prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult
+from ._resources import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    ResourceUpdatedNotificationParams,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
+from ._roots import ListRootsResult
+from ._sampling import CreateMessageRequestParams, CreateMessageResult
 from ._tools import CallToolRequestParams, CallToolResult, ListToolsRequestParams, ListToolsResult
 from ._versions import ALL_VERSIONS, V2024_11_05, V2025_06_18, V2025_11_25, V2026_07_28
 
@@ -87,25 +112,53 @@ _TABLE: Final[tuple[MethodSpec, ...]] = (
     _req("initialize", "client", InitializeRequestParams, InitializeResult, until=_LAST_HANDSHAKE),
     _req("ping", "both", RequestParams, EmptyResult, until=_LAST_HANDSHAKE),
     _req("logging/setLevel", "client", SetLevelRequestParams, EmptyResult, until=_LAST_HANDSHAKE),
-    _req("completion/complete", "client"),
-    _req("server/discover", "client", since=V2026_07_28),
-    _req("subscriptions/listen", "client", since=V2026_07_28),
+    _req("completion/complete", "client", CompleteRequestParams, CompleteResult),
+    _req("server/discover", "client", RequestParams, DiscoverResult, since=V2026_07_28),
+    _req(
+        "subscriptions/listen",
+        "client",
+        SubscriptionsListenRequestParams,
+        SubscriptionsListenResult,
+        since=V2026_07_28,
+    ),
     # Tools
     _req("tools/list", "client", ListToolsRequestParams, ListToolsResult),
     _req("tools/call", "client", CallToolRequestParams, CallToolResult),
     # Resources
-    _req("resources/list", "client", PaginatedRequestParams),
-    _req("resources/templates/list", "client", PaginatedRequestParams),
-    _req("resources/read", "client"),
-    _req("resources/subscribe", "client", until=_LAST_HANDSHAKE),
-    _req("resources/unsubscribe", "client", until=_LAST_HANDSHAKE),
+    _req("resources/list", "client", PaginatedRequestParams, ListResourcesResult),
+    _req("resources/templates/list", "client", PaginatedRequestParams, ListResourceTemplatesResult),
+    _req("resources/read", "client", ReadResourceRequestParams, ReadResourceResult),
+    _req(
+        "resources/subscribe", "client", SubscribeRequestParams, EmptyResult, until=_LAST_HANDSHAKE
+    ),
+    _req(
+        "resources/unsubscribe",
+        "client",
+        UnsubscribeRequestParams,
+        EmptyResult,
+        until=_LAST_HANDSHAKE,
+    ),
     # Prompts
-    _req("prompts/list", "client", PaginatedRequestParams),
-    _req("prompts/get", "client"),
-    # Client features (server-to-client requests in the handshake era)
-    _req("sampling/createMessage", "server", until=_LAST_HANDSHAKE),
-    _req("roots/list", "server", until=_LAST_HANDSHAKE),
-    _req("elicitation/create", "server", since=V2025_06_18, until=_LAST_HANDSHAKE),
+    _req("prompts/list", "client", PaginatedRequestParams, ListPromptsResult),
+    _req("prompts/get", "client", GetPromptRequestParams, GetPromptResult),
+    # Client features (server-to-client requests in the handshake era; 2026-07-28 embeds
+    # them in InputRequiredResult, so they stay in the table for their params and results)
+    _req(
+        "sampling/createMessage",
+        "server",
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        until=_LAST_HANDSHAKE,
+    ),
+    _req("roots/list", "server", RequestParams, ListRootsResult, until=_LAST_HANDSHAKE),
+    _req(
+        "elicitation/create",
+        "server",
+        ElicitRequestParams,
+        ElicitResult,
+        since=V2025_06_18,
+        until=_LAST_HANDSHAKE,
+    ),
     # Tasks (2025-11-25 core; the 2026-07-28 extension reuses get/cancel and adds update)
     _req("tasks/get", "both", since=V2025_11_25),
     _req("tasks/result", "both", since=V2025_11_25, until=_LAST_HANDSHAKE),
@@ -118,13 +171,24 @@ _TABLE: Final[tuple[MethodSpec, ...]] = (
     _note("notifications/progress", "both", ProgressNotificationParams),
     _note("notifications/message", "server", LoggingMessageNotificationParams),
     _note("notifications/resources/list_changed", "server"),
-    _note("notifications/resources/updated", "server"),
+    _note("notifications/resources/updated", "server", ResourceUpdatedNotificationParams),
     _note("notifications/prompts/list_changed", "server"),
     _note("notifications/tools/list_changed", "server"),
     _note("notifications/roots/list_changed", "client", until=_LAST_HANDSHAKE),
-    _note("notifications/elicitation/complete", "server", since=V2025_11_25, until=_LAST_HANDSHAKE),
+    _note(
+        "notifications/elicitation/complete",
+        "server",
+        ElicitationCompleteNotificationParams,
+        since=V2025_11_25,
+        until=_LAST_HANDSHAKE,
+    ),
     _note("notifications/tasks/status", "both", since=V2025_11_25, until=_LAST_HANDSHAKE),
-    _note("notifications/subscriptions/acknowledged", "server", since=V2026_07_28),
+    _note(
+        "notifications/subscriptions/acknowledged",
+        "server",
+        SubscriptionsAcknowledgedNotificationParams,
+        since=V2026_07_28,
+    ),
     _note("notifications/tasks", "server", since=V2026_07_28),
 )
 
