@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ._base import UNSET, Meta, UnsetType, WireModel, meta_field
-from ._common import Icon, PaginatedRequestParams, RequestParams, Result
+from ._common import Icon, PaginatedRequestParams, Result
 from ._content import ContentBlock
+from ._discovery import CacheScope, InputResponseRequestParams
 
 __all__ = [
     "CallToolRequestParams",
@@ -62,11 +63,12 @@ class ListToolsResult(Result, kw_only=True):
     tools: list[Tool]
     next_cursor: str | UnsetType = UNSET
     ttl_ms: int | UnsetType = UNSET
-    cache_scope: Literal["public", "private"] | UnsetType = UNSET
+    cache_scope: CacheScope | UnsetType = UNSET
 
 
-class CallToolRequestParams(RequestParams, kw_only=True):
-    """``tools/call`` params: the tool's name and its arguments object."""
+class CallToolRequestParams(InputResponseRequestParams, kw_only=True):
+    """``tools/call`` params: the tool's name and its arguments object (plus, on a
+    2026-07-28 retry, the answers to an input-required result)."""
 
     name: str
     arguments: dict[str, Any] | UnsetType = UNSET
