@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .exceptions import (
+    CapabilityError,
     ConnectionClosedError,
     LocalProtocolError,
     MCPError,
@@ -35,6 +36,7 @@ __all__ = [
     "RequestContext",
     "StdioTransport",
     # exceptions
+    "CapabilityError",
     "ConnectionClosedError",
     "LocalProtocolError",
     "MCPError",

@@ -6,6 +6,7 @@
     ├── ProtocolError                  a JSON-RPC / MCP rule was broken
     │   ├── LocalProtocolError         ... by this program (API misuse; fix the calling code)
     │   └── RemoteProtocolError        ... by the peer (bad message; nothing local to fix)
+    ├── CapabilityError                the peer did not declare what a request needs
     ├── RPCError                       an error response: raised by handlers, or received
     ├── ToolError                      a tool failed: reported to the model as isError
     ├── RequestTimeoutError            a request got no answer in time (also TimeoutError)
@@ -25,6 +26,7 @@ from msgspec import UNSET, UnsetType
 from .types import ErrorCode, ErrorObject
 
 __all__ = [
+    "CapabilityError",
     "ConnectionClosedError",
     "LocalProtocolError",
     "MCPError",
@@ -54,6 +56,12 @@ class RemoteProtocolError(ProtocolError):
     """The peer sent something the protocol does not allow."""
 
 
+class CapabilityError(MCPError):
+    """A request was not sent because the peer did not declare the capability it needs (or
+    the negotiated protocol version does not have the feature). MCP 2025-06-18+
+    ``basic/lifecycle.mdx``: both sides MUST respect the negotiated capabilities."""
+
+
 class RPCError(MCPError):
     """A JSON-RPC error response.
 
@@ -71,11 +79,15 @@ class RPCError(MCPError):
         self.code = int(code)
         self.message = message
         self.data = data
+        #: True when the peer sent this error (rather than local code raising it to answer).
+        self.received = False
 
     @classmethod
     def from_error(cls, error: ErrorObject) -> RPCError:
-        """Build from a received error object."""
-        return cls(error.code, error.message, error.data)
+        """Build from a received error object (``received`` is set)."""
+        exc = cls(error.code, error.message, error.data)
+        exc.received = True
+        return exc
 
     def to_error(self) -> ErrorObject:
         """The error object to put on the wire."""

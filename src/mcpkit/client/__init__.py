@@ -4,6 +4,22 @@
 from __future__ import annotations
 
 from ..transports import StdioTransport
-from ._client import Client, ClientTransport, LogCallback
+from ._callbacks import (
+    ClientHandlers,
+    ElicitationCallback,
+    LogCallback,
+    RootsProvider,
+    SamplingCallback,
+)
+from ._client import Client, ClientTransport
 
-__all__ = ["Client", "ClientTransport", "LogCallback", "StdioTransport"]
+__all__ = [
+    "Client",
+    "ClientHandlers",
+    "ClientTransport",
+    "ElicitationCallback",
+    "LogCallback",
+    "RootsProvider",
+    "SamplingCallback",
+    "StdioTransport",
+]

@@ -3,59 +3,40 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Final, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 from msgspec import UNSET, Raw
 
 from .._version import __version__
 from ..aio import Endpoint, InboundRequest, MessageChannel, ProgressCallback
-from ..exceptions import ConnectionClosedError, LocalProtocolError, RemoteProtocolError, RPCError
+from ..exceptions import ConnectionClosedError, LocalProtocolError, RemoteProtocolError
 from ..protocol import DEFAULT_LIMITS, Limits
 from ..types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     V2025_03_26,
-    CallToolRequestParams,
-    CallToolResult,
     ClientCapabilities,
-    EmptyResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
-    ListToolsRequestParams,
-    ListToolsResult,
-    LoggingLevel,
-    LoggingMessageNotificationParams,
+    Root,
     ServerCapabilities,
-    SetLevelRequestParams,
-    Tool,
 )
+from ._callbacks import (
+    ClientHandlers,
+    ElicitationCallback,
+    LogCallback,
+    RootsProvider,
+    SamplingCallback,
+)
+from ._methods import ClientMethods, Timeout
 
-__all__ = ["Client", "ClientTransport", "LogCallback"]
-
-logger = logging.getLogger("mcpkit.client")
-server_logger = logging.getLogger("mcpkit.client.server_log")
+__all__ = ["Client", "ClientTransport"]
 
 T = TypeVar("T")
-LogCallback = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
-
-_PY_LEVELS: Final = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-_LOG_DECODER: Final = msgspec.json.Decoder(LoggingMessageNotificationParams)
-_MAX_PAGES: Final = 10_000
 
 
 @runtime_checkable
@@ -67,24 +48,28 @@ class ClientTransport(Protocol):
         ...
 
 
-class Client:
+class Client(ClientMethods):
     """An MCP client session. Use ``async with`` (enter and exit in the same task)::
 
         async with Client(StdioTransport("python", ["server.py"])) as client:
             tools = await client.list_tools()
             result = await client.call_tool("echo", {"text": "hi"})
 
+    The capabilities declared to the server follow from the callbacks given (a sampling
+    callback declares ``sampling``, and so on); ``capabilities`` adds to them.
+
     Args:
         transport: a :class:`ClientTransport`, or an already open :class:`MessageChannel`
             (which the client closes on exit).
         client_info: the name and version sent to the server.
-        capabilities: what this client supports.
+        capabilities: capabilities to declare besides those implied by the callbacks.
         protocol_version: the version to ask for in ``initialize``.
         supported_versions: versions this client accepts in the server's answer.
         timeout: default seconds to wait for a response (restarted by progress).
         max_timeout: default absolute bound on a request, however much progress arrives.
-        on_log: receives the server's log messages (default: Python logging on
-            ``mcpkit.client.server_log``).
+        sampling, sampling_tools, sampling_context, elicitation, elicitation_url, roots,
+        on_log, on_resource_updated, on_list_changed, on_elicitation_complete: see
+            :class:`ClientHandlers`.
         limits: bounds on incoming messages.
     """
 
@@ -98,19 +83,39 @@ class Client:
         supported_versions: Sequence[str] = HANDSHAKE_VERSIONS,
         timeout: float | None = 60.0,
         max_timeout: float | None = 600.0,
+        sampling: SamplingCallback | None = None,
+        sampling_tools: bool = False,
+        sampling_context: bool = False,
+        elicitation: ElicitationCallback | None = None,
+        elicitation_url: bool = False,
+        roots: RootsProvider | None = None,
         on_log: LogCallback | None = None,
+        on_resource_updated: Any = None,
+        on_list_changed: Any = None,
+        on_elicitation_complete: Any = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         if protocol_version not in supported_versions:
             raise LocalProtocolError(f"protocol_version {protocol_version!r} is not supported")
         self._transport = transport
         self.client_info = client_info or Implementation(name="mcpkit", version=__version__)
-        self.capabilities = capabilities or ClientCapabilities()
+        self.handlers = ClientHandlers(
+            sampling=sampling,
+            sampling_tools=sampling_tools,
+            sampling_context=sampling_context,
+            elicitation=elicitation,
+            elicitation_url=elicitation_url,
+            roots=roots,
+            on_log=on_log,
+            on_resource_updated=on_resource_updated,
+            on_list_changed=on_list_changed,
+            on_elicitation_complete=on_elicitation_complete,
+        )
+        self.capabilities = self.handlers.capabilities(capabilities)
         self._requested_version = protocol_version
         self._supported_versions = tuple(supported_versions)
         self.timeout = timeout
         self.max_timeout = max_timeout
-        self._on_log = on_log
         self._limits = limits
         self._stack: contextlib.AsyncExitStack | None = None
         self._endpoint: Endpoint | None = None
@@ -129,7 +134,7 @@ class Client:
             self._endpoint = Endpoint(
                 channel,
                 on_request=self._on_request,
-                on_notification=self._on_notification,
+                on_notification=self.handlers.handle_notification,
                 limits=self._limits,
             )
             await stack.enter_async_context(self._endpoint)
@@ -206,8 +211,8 @@ class Client:
         params: Any,
         result_type: type[T],
         *,
-        timeout: float | msgspec.UnsetType | None = UNSET,
-        max_timeout: float | msgspec.UnsetType | None = UNSET,
+        timeout: Timeout = UNSET,
+        max_timeout: Timeout = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> T:
         """Send any request and decode its result into ``result_type``.
@@ -229,10 +234,7 @@ class Client:
             else max_timeout,
             on_progress=on_progress,
         )
-        try:
-            return msgspec.json.decode(raw, type=result_type)
-        except msgspec.ValidationError as exc:
-            raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
+        return _decode_result(raw, result_type, method)
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification.
@@ -244,98 +246,28 @@ class Client:
             raise ConnectionClosedError("the client is not connected")
         await self._endpoint.notify(method, params)
 
-    # -- MCP methods --------------------------------------------------------------------
-
-    async def ping(self, *, timeout: float | msgspec.UnsetType | None = UNSET) -> None:
-        """Check that the server answers (``ping``).
+    async def set_roots(self, roots: RootsProvider) -> None:
+        """Replace the client's roots and tell the server (``roots/list_changed``).
 
         Raises:
-            RequestTimeoutError: no answer in time.
+            LocalProtocolError: the client was created without roots (it did not declare
+                the capability, and capabilities cannot change after initialize).
         """
-        await self.request("ping", UNSET, EmptyResult, timeout=timeout)
+        if self.handlers.roots is None:
+            raise LocalProtocolError("create the client with roots=... to declare the capability")
+        self.handlers.roots = roots
+        await self.notify("notifications/roots/list_changed")
 
-    async def set_logging_level(self, level: LoggingLevel) -> None:
-        """Ask the server to send log messages at ``level`` and above."""
-        await self.request("logging/setLevel", SetLevelRequestParams(level=level), EmptyResult)
-
-    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
-        """One page of the server's tools; pass ``next_cursor`` back for the next page."""
-        params = ListToolsRequestParams(cursor=UNSET if cursor is None else cursor)
-        return await self.request("tools/list", params, ListToolsResult)
-
-    async def iter_tools(self) -> AsyncIterator[Tool]:
-        """Every tool, following pagination.
-
-        Raises:
-            RemoteProtocolError: the server repeats a cursor (a pagination loop).
-        """
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
-            page = await self.list_tools(cursor)
-            for tool in page.tools:
-                yield tool
-            if isinstance(page.next_cursor, msgspec.UnsetType):
-                return
-            if page.next_cursor in seen:
-                raise RemoteProtocolError("the server repeated a pagination cursor")
-            seen.add(page.next_cursor)
-            cursor = page.next_cursor
-        raise RemoteProtocolError(f"more than {_MAX_PAGES} pages of tools")
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        on_progress: ProgressCallback | None = None,
-        timeout: float | msgspec.UnsetType | None = UNSET,
-        max_timeout: float | msgspec.UnsetType | None = UNSET,
-    ) -> CallToolResult:
-        """Call a tool. A tool that failed returns a result with ``is_error`` set.
-
-        Args:
-            name: the tool's name.
-            arguments: the arguments object.
-            on_progress: receives progress notifications for this call.
-            timeout: overrides the client's default for this call.
-            max_timeout: overrides the client's absolute bound for this call.
-
-        Raises:
-            RPCError: the server refused the call (unknown tool: -32602).
-            RequestTimeoutError: no answer in time (the call was cancelled).
-        """
-        params = CallToolRequestParams(
-            name=name, arguments=UNSET if arguments is None else arguments
-        )
-        return await self.request(
-            "tools/call",
-            params,
-            CallToolResult,
-            on_progress=on_progress,
-            timeout=timeout,
-            max_timeout=max_timeout,
-        )
-
-    # -- from the server ----------------------------------------------------------------
+    async def list_roots(self) -> list[Root]:
+        """The roots this client reports."""
+        return list(await self.handlers.list_roots())
 
     async def _on_request(self, request: InboundRequest) -> Any:
-        if request.method == "ping":
-            return EmptyResult()
-        raise RPCError.method_not_found(request.method)
+        return await self.handlers.handle_request(request)
 
-    async def _on_notification(self, method: str, params: Raw | None) -> None:
-        if method != "notifications/message":
-            logger.debug("notification %r from the server ignored", method)
-            return
-        try:
-            record = _LOG_DECODER.decode(params if params is not None else b"{}")
-        except msgspec.ValidationError as exc:
-            logger.warning("invalid notifications/message dropped: %s", exc)
-            return
-        if self._on_log is None:
-            server_logger.log(_PY_LEVELS[record.level], "%s", record.data)
-            return
-        outcome = self._on_log(record)
-        if inspect.isawaitable(outcome):
-            await outcome
+
+def _decode_result(raw: Raw, result_type: type[T], method: str) -> T:
+    try:
+        return msgspec.json.decode(raw, type=result_type)
+    except msgspec.ValidationError as exc:
+        raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None

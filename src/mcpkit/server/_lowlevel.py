@@ -104,6 +104,8 @@ class LowLevelServer:
         max_in_flight: most requests per connection handled concurrently.
         page_size: items per page of list results (``None``: everything in one page).
         default_log_level: log threshold until the client sends ``logging/setLevel``.
+        max_client_request_timeout: absolute bound in seconds on a request to the client
+            (sampling, elicitation, roots), however much progress arrives.
     """
 
     def __init__(
@@ -118,6 +120,7 @@ class LowLevelServer:
         max_in_flight: int = 100,
         page_size: int | None = None,
         default_log_level: LoggingLevel = "info",
+        max_client_request_timeout: float = 600.0,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -133,6 +136,7 @@ class LowLevelServer:
         self.max_in_flight = max_in_flight
         self.page_size = page_size
         self.default_log_level: LoggingLevel = default_log_level
+        self.max_client_request_timeout = max_client_request_timeout
         self._routes: dict[str, _Route] = {}
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
@@ -264,7 +268,14 @@ class LowLevelServer:
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
         try:
             outcome = await handler(ctx, arguments)
-        except (RPCError, anyio.get_cancelled_exc_class()):
+        except RPCError as exc:
+            if not exc.received:
+                raise  # the tool chose to answer with this JSON-RPC error
+            # An error the client sent back (e.g. to a sampling request) is the tool's failure.
+            return CallToolResult(
+                content=[TextContent(text=f"Tool {params.name!r} failed: {exc}")], is_error=True
+            )
+        except anyio.get_cancelled_exc_class():
             raise
         except ToolError as exc:
             return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)

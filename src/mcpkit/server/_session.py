@@ -100,7 +100,7 @@ class ServerSession:
     def _gate(self, request: InboundRequest) -> Any:
         error = self.handshake.check_request(request.method)
         if error is not None:
-            raise RPCError.from_error(error)
+            raise RPCError(error.code, error.message)
         if request.method == "initialize":
             return self._initialize(request.params)
         if request.method == "ping":

@@ -1,0 +1,188 @@
+"""How a client answers the server: sampling, elicitation and roots requests, and the
+notifications it receives. The capabilities a client declares follow from what is given
+here, so a server is never told about a feature the client cannot serve.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, Raw
+
+from ..aio import InboundRequest
+from ..exceptions import RPCError
+from ..types import (
+    ClientCapabilities,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCompleteNotificationParams,
+    ElicitRequestParams,
+    ElicitResult,
+    EmptyResult,
+    ErrorCode,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+    ResourceUpdatedNotificationParams,
+    Root,
+    RootsCapability,
+)
+
+__all__ = [
+    "ClientHandlers",
+    "ElicitationCallback",
+    "LogCallback",
+    "RootsProvider",
+    "SamplingCallback",
+]
+
+logger = logging.getLogger("mcpkit.client")
+server_logger = logging.getLogger("mcpkit.client.server_log")
+
+SamplingCallback = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
+ElicitationCallback = Callable[[ElicitRequestParams], Awaitable[ElicitResult]]
+LogCallback = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
+#: The client's roots: a fixed list, or a (sync or async) function returning the list.
+RootsProvider = Sequence[Root] | Callable[[], Awaitable[Sequence[Root]] | Sequence[Root]]
+
+_PY_LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+_SAMPLING: Final = msgspec.json.Decoder(CreateMessageRequestParams)
+_ELICIT: Final = msgspec.json.Decoder(ElicitRequestParams)
+_LOG: Final = msgspec.json.Decoder(LoggingMessageNotificationParams)
+_UPDATED: Final = msgspec.json.Decoder(ResourceUpdatedNotificationParams)
+_ELICIT_DONE: Final = msgspec.json.Decoder(ElicitationCompleteNotificationParams)
+_LIST_CHANGED: Final = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/resources/list_changed": "resources",
+    "notifications/prompts/list_changed": "prompts",
+}
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _decode(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str) -> Any:
+    try:
+        return decoder.decode(params if params is not None else b"{}")
+    except msgspec.ValidationError as exc:
+        raise RPCError.invalid_params(f"Invalid params for {method}: {exc}") from None
+
+
+@dataclass
+class ClientHandlers:
+    """Everything a client does when the server speaks first.
+
+    Attributes:
+        sampling: answers ``sampling/createMessage``; declares the ``sampling`` capability.
+        sampling_tools: the sampling callback handles ``tools`` / ``toolChoice``
+            (2025-11-25); declares ``sampling.tools``.
+        sampling_context: the callback honours ``includeContext``; declares
+            ``sampling.context``.
+        elicitation: answers ``elicitation/create``; declares ``elicitation.form``.
+        elicitation_url: the callback also handles URL mode; declares ``elicitation.url``.
+        roots: the client's roots; declares ``roots`` (with ``listChanged``).
+        on_log: the server's log messages (default: Python logging on
+            ``mcpkit.client.server_log``).
+        on_resource_updated: a subscribed resource changed (its URI).
+        on_list_changed: the server's tools, resources or prompts changed ("tools",
+            "resources" or "prompts").
+        on_elicitation_complete: a URL-mode elicitation finished (its id).
+    """
+
+    sampling: SamplingCallback | None = None
+    sampling_tools: bool = False
+    sampling_context: bool = False
+    elicitation: ElicitationCallback | None = None
+    elicitation_url: bool = False
+    roots: RootsProvider | None = None
+    on_log: LogCallback | None = None
+    on_resource_updated: Callable[[str], Awaitable[None] | None] | None = None
+    on_list_changed: Callable[[str], Awaitable[None] | None] | None = None
+    on_elicitation_complete: Callable[[str], Awaitable[None] | None] | None = None
+
+    def capabilities(self, base: ClientCapabilities | None = None) -> ClientCapabilities:
+        """The capabilities these handlers support, merged into ``base`` (explicit wins)."""
+        caps = msgspec.structs.replace(base) if base is not None else ClientCapabilities()
+        if self.sampling is not None and caps.sampling is UNSET:
+            sampling: dict[str, Any] = {}
+            if self.sampling_tools:
+                sampling["tools"] = {}
+            if self.sampling_context:
+                sampling["context"] = {}
+            caps.sampling = sampling
+        if self.elicitation is not None and caps.elicitation is UNSET:
+            caps.elicitation = {"form": {}, **({"url": {}} if self.elicitation_url else {})}
+        if self.roots is not None and caps.roots is UNSET:
+            caps.roots = RootsCapability(list_changed=True)
+        return caps
+
+    async def handle_request(self, request: InboundRequest) -> Any:
+        """Answer a request from the server.
+
+        Raises:
+            RPCError: -32601 for a method this client does not serve (capability not
+                declared), -32602 for invalid params, or what a callback raised.
+        """
+        method = request.method
+        if method == "ping":
+            return EmptyResult()
+        if method == "sampling/createMessage" and self.sampling is not None:
+            return await self.sampling(_decode(_SAMPLING, request.params, method))
+        if method == "elicitation/create" and self.elicitation is not None:
+            params = _decode(_ELICIT, request.params, method)
+            if params.mode == "url" and not self.elicitation_url:
+                raise RPCError.invalid_params("this client does not support URL-mode elicitation")
+            return await self.elicitation(params)
+        if method == "roots/list" and self.roots is not None:
+            return ListRootsResult(roots=list(await self.list_roots()))
+        raise RPCError(
+            ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {method!r}"
+        )
+
+    async def list_roots(self) -> Sequence[Root]:
+        """The current roots."""
+        roots = self.roots
+        if roots is None:
+            return []
+        if callable(roots):
+            return list(await _maybe_await(roots()))
+        return list(roots)
+
+    async def handle_notification(self, method: str, params: Raw | None) -> None:
+        """Route a notification from the server to its callback."""
+        try:
+            if method == "notifications/message":
+                record = _LOG.decode(params if params is not None else b"{}")
+                if self.on_log is None:
+                    server_logger.log(_PY_LEVELS[record.level], "%s", record.data)
+                else:
+                    await _maybe_await(self.on_log(record))
+            elif method == "notifications/resources/updated":
+                if self.on_resource_updated is not None:
+                    uri = _UPDATED.decode(params if params is not None else b"{}").uri
+                    await _maybe_await(self.on_resource_updated(uri))
+            elif method in _LIST_CHANGED:
+                if self.on_list_changed is not None:
+                    await _maybe_await(self.on_list_changed(_LIST_CHANGED[method]))
+            elif method == "notifications/elicitation/complete":
+                if self.on_elicitation_complete is not None:
+                    done = _ELICIT_DONE.decode(params if params is not None else b"{}")
+                    await _maybe_await(self.on_elicitation_complete(done.elicitation_id))
+            else:
+                logger.debug("notification %r from the server ignored", method)
+        except msgspec.ValidationError as exc:
+            logger.warning("invalid %s from the server dropped: %s", method, exc)

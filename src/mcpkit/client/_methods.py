@@ -1,0 +1,264 @@
+"""Typed methods for every client-to-server request of the handshake era."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Final, TypeVar
+
+from msgspec import UNSET, UnsetType
+
+from ..aio import ProgressCallback
+from ..exceptions import RemoteProtocolError
+from ..types import (
+    CallToolRequestParams,
+    CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    CompletionArgument,
+    CompletionContext,
+    CompletionReference,
+    EmptyResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsRequestParams,
+    ListToolsResult,
+    LoggingLevel,
+    PaginatedRequestParams,
+    Prompt,
+    PromptReference,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    Tool,
+    UnsubscribeRequestParams,
+)
+
+__all__ = ["ClientMethods"]
+
+T = TypeVar("T")
+Page = TypeVar("Page")
+Item = TypeVar("Item")
+Timeout = float | None | UnsetType
+_MAX_PAGES: Final = 10_000
+
+
+class ClientMethods:
+    """The MCP methods, built on :meth:`request` (implemented by :class:`Client`)."""
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T],
+        *,
+        timeout: Timeout = UNSET,
+        max_timeout: Timeout = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> T:
+        raise NotImplementedError
+
+    # -- utilities ----------------------------------------------------------------------
+
+    async def ping(self, *, timeout: Timeout = UNSET) -> None:
+        """Check that the server answers (``ping``).
+
+        Raises:
+            RequestTimeoutError: no answer in time.
+        """
+        await self.request("ping", UNSET, EmptyResult, timeout=timeout)
+
+    async def set_logging_level(self, level: LoggingLevel) -> None:
+        """Ask the server to send log messages at ``level`` and above (``logging/setLevel``).
+
+        Raises:
+            RPCError: the server does not support logging or refused the level.
+        """
+        await self.request("logging/setLevel", SetLevelRequestParams(level=level), EmptyResult)
+
+    async def _pages(
+        self,
+        fetch: Callable[[str | None], Any],
+        items: Callable[[Any], list[Any]],
+        what: str,
+    ) -> AsyncIterator[Any]:
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            page = await fetch(cursor)
+            for item in items(page):
+                yield item
+            next_cursor = page.next_cursor
+            if isinstance(next_cursor, UnsetType):
+                return
+            if next_cursor in seen:
+                raise RemoteProtocolError(f"the server repeated a {what} pagination cursor")
+            seen.add(next_cursor)
+            cursor = next_cursor
+        raise RemoteProtocolError(f"more than {_MAX_PAGES} pages of {what}")
+
+    # -- tools --------------------------------------------------------------------------
+
+    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
+        """One page of the server's tools; pass ``next_cursor`` back for the next page."""
+        params = ListToolsRequestParams(cursor=UNSET if cursor is None else cursor)
+        return await self.request("tools/list", params, ListToolsResult)
+
+    def iter_tools(self) -> AsyncIterator[Tool]:
+        """Every tool, following pagination.
+
+        Raises:
+            RemoteProtocolError: the server repeats a cursor (a pagination loop).
+        """
+        return self._pages(self.list_tools, lambda page: page.tools, "tools")
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        timeout: Timeout = UNSET,
+        max_timeout: Timeout = UNSET,
+    ) -> CallToolResult:
+        """Call a tool. A tool that failed returns a result with ``is_error`` set.
+
+        Args:
+            name: the tool's name.
+            arguments: the arguments object.
+            on_progress: receives progress notifications for this call.
+            timeout: overrides the client's default for this call.
+            max_timeout: overrides the client's absolute bound for this call.
+
+        Raises:
+            RPCError: the server refused the call (unknown tool: -32602).
+            RequestTimeoutError: no answer in time (the call was cancelled).
+        """
+        params = CallToolRequestParams(
+            name=name, arguments=UNSET if arguments is None else dict(arguments)
+        )
+        return await self.request(
+            "tools/call",
+            params,
+            CallToolResult,
+            on_progress=on_progress,
+            timeout=timeout,
+            max_timeout=max_timeout,
+        )
+
+    # -- resources ----------------------------------------------------------------------
+
+    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+        """One page of the server's resources."""
+        params = PaginatedRequestParams(cursor=UNSET if cursor is None else cursor)
+        return await self.request("resources/list", params, ListResourcesResult)
+
+    def iter_resources(self) -> AsyncIterator[Resource]:
+        """Every resource, following pagination."""
+        return self._pages(self.list_resources, lambda page: page.resources, "resources")
+
+    async def list_resource_templates(
+        self, cursor: str | None = None
+    ) -> ListResourceTemplatesResult:
+        """One page of the server's resource templates."""
+        params = PaginatedRequestParams(cursor=UNSET if cursor is None else cursor)
+        return await self.request("resources/templates/list", params, ListResourceTemplatesResult)
+
+    def iter_resource_templates(self) -> AsyncIterator[ResourceTemplate]:
+        """Every resource template, following pagination."""
+        return self._pages(
+            self.list_resource_templates,
+            lambda page: page.resource_templates,
+            "resource templates",
+        )
+
+    async def read_resource(
+        self, uri: str, *, timeout: Timeout = UNSET, on_progress: ProgressCallback | None = None
+    ) -> ReadResourceResult:
+        """Read a resource (``resources/read``).
+
+        Raises:
+            RPCError: unknown resource (-32002 before 2026, -32602 from 2026-07-28).
+        """
+        return await self.request(
+            "resources/read",
+            ReadResourceRequestParams(uri=uri),
+            ReadResourceResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Ask for ``notifications/resources/updated`` when ``uri`` changes."""
+        await self.request("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the notifications for ``uri``."""
+        await self.request("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult)
+
+    # -- prompts ------------------------------------------------------------------------
+
+    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+        """One page of the server's prompts."""
+        params = PaginatedRequestParams(cursor=UNSET if cursor is None else cursor)
+        return await self.request("prompts/list", params, ListPromptsResult)
+
+    def iter_prompts(self) -> AsyncIterator[Prompt]:
+        """Every prompt, following pagination."""
+        return self._pages(self.list_prompts, lambda page: page.prompts, "prompts")
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> GetPromptResult:
+        """Get a prompt's messages with its arguments filled in (``prompts/get``).
+
+        Raises:
+            RPCError: unknown prompt or missing required arguments (-32602).
+        """
+        params = GetPromptRequestParams(
+            name=name, arguments=UNSET if arguments is None else dict(arguments)
+        )
+        return await self.request("prompts/get", params, GetPromptResult)
+
+    # -- completion ---------------------------------------------------------------------
+
+    async def complete(
+        self,
+        ref: CompletionReference,
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> CompleteResult:
+        """Ask for completions of an argument value (``completion/complete``).
+
+        ``ref`` is a :class:`PromptReference` or :class:`ResourceTemplateReference`;
+        ``context`` holds the values of the other arguments already chosen.
+        """
+        params = CompleteRequestParams(
+            ref=ref,
+            argument=CompletionArgument(name=argument, value=value),
+            context=UNSET if context is None else CompletionContext(arguments=dict(context)),
+        )
+        return await self.request("completion/complete", params, CompleteResult)
+
+    async def complete_prompt_argument(
+        self, prompt: str, argument: str, value: str, *, context: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """The completion values for a prompt argument."""
+        result = await self.complete(PromptReference(name=prompt), argument, value, context=context)
+        return list(result.completion.values)
+
+    async def complete_template_variable(
+        self, template: str, variable: str, value: str, *, context: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """The completion values for a resource template variable."""
+        ref = ResourceTemplateReference(uri=template)
+        result = await self.complete(ref, variable, value, context=context)
+        return list(result.completion.values)
