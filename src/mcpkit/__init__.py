@@ -26,7 +26,7 @@ from .exceptions import (
 
 if TYPE_CHECKING:
     from .client import Client, StdioTransport
-    from .server import LowLevelServer, RequestContext
+    from .server import LowLevelServer, RequestContext, Server
 
 __all__ = [
     "__version__",
@@ -34,6 +34,7 @@ __all__ = [
     "Client",
     "LowLevelServer",
     "RequestContext",
+    "Server",
     "StdioTransport",
     # exceptions
     "CapabilityError",
@@ -53,6 +54,7 @@ _LAZY = {
     "StdioTransport": "mcpkit.client",
     "LowLevelServer": "mcpkit.server",
     "RequestContext": "mcpkit.server",
+    "Server": "mcpkit.server",
 }
 
 

@@ -388,6 +388,18 @@ class Endpoint:
             if data is not None and self._task_group is not None:
                 self._task_group.start_soon(self._send_quietly, data)
 
+    def notify_soon(self, method: str, params: Any = UNSET) -> None:
+        """Send a notification in the background (best effort), from synchronous code
+        running on the event loop. Dropped when the connection is not running.
+
+        Raises:
+            LocalProtocolError: ``params`` is not an object or cannot be encoded.
+        """
+        if self._task_group is None or self.closed:
+            return
+        data = self.connection.send_notification(method, params)
+        self._task_group.start_soon(self._send_quietly, data)
+
     async def _send_quietly(self, data: bytes) -> None:
         try:
             await self.send_raw(data)

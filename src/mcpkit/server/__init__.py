@@ -1,10 +1,30 @@
 """Server APIs. Layer 4: imports aio, protocol and types (and transports to run); never
-:mod:`mcpkit.client`."""
+:mod:`mcpkit.client`.
+
+:class:`Server` is the decorator API; :class:`LowLevelServer` the handler table it is
+built on.
+"""
 
 from __future__ import annotations
 
-from ._context import RequestContext
+from ._app import CompletionHandler, Server
+from ._context import Elicitation, RequestContext
 from ._lowlevel import LowLevelServer, ToolHandler, ToolResult
+from ._results import ResultError
 from ._session import ServerSession
+from ._signature import ArgumentError, FunctionSchema, function_schema
 
-__all__ = ["LowLevelServer", "RequestContext", "ServerSession", "ToolHandler", "ToolResult"]
+__all__ = [
+    "ArgumentError",
+    "CompletionHandler",
+    "Elicitation",
+    "FunctionSchema",
+    "LowLevelServer",
+    "RequestContext",
+    "ResultError",
+    "Server",
+    "ServerSession",
+    "ToolHandler",
+    "ToolResult",
+    "function_schema",
+]

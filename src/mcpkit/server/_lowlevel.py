@@ -138,6 +138,8 @@ class LowLevelServer:
         self.default_log_level: LoggingLevel = default_log_level
         self.max_client_request_timeout = max_client_request_timeout
         self._routes: dict[str, _Route] = {}
+        #: The connections being served (for notifications sent to every client).
+        self.sessions: set[ServerSession] = set()
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
 
@@ -231,9 +233,17 @@ class LowLevelServer:
 
     # -- tools --------------------------------------------------------------------------
 
-    def _page(
+    def page(
         self, items: Sequence[P], cursor: str | msgspec.UnsetType
     ) -> tuple[list[P], str | None]:
+        """Cut one page out of ``items`` for an opaque cursor (``None``: the first page).
+
+        Returns the page and the next cursor (``None`` on the last page).
+
+        Raises:
+            RPCError: -32602 for a cursor this server did not hand out
+                (``server/utilities/pagination.mdx``).
+        """
         start = 0
         if isinstance(cursor, str):
             try:
@@ -253,7 +263,7 @@ class LowLevelServer:
     async def _list_tools(
         self, ctx: RequestContext, params: ListToolsRequestParams
     ) -> ListToolsResult:
-        page, next_cursor = self._page(self.tools, params.cursor)
+        page, next_cursor = self.page(self.tools, params.cursor)
         return ListToolsResult(
             tools=page, next_cursor=UNSET if next_cursor is None else next_cursor
         )
@@ -294,7 +304,12 @@ class LowLevelServer:
 
     async def serve(self, channel: MessageChannel) -> None:
         """Serve one connection over ``channel`` until the client closes it."""
-        await ServerSession(self, channel).run()
+        session = ServerSession(self, channel)
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
 
     async def serve_stdio(self) -> None:
         """Serve over this process's stdin/stdout until stdin closes or the parent exits."""

@@ -73,6 +73,8 @@ class ServerSession:
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
         self.log_level: LoggingLevel = server.default_log_level
+        #: Resource URIs this client subscribed to (``resources/subscribe``).
+        self.subscriptions: set[str] = set()
         self.endpoint = Endpoint(
             channel,
             on_request=self._on_request,
@@ -162,6 +164,11 @@ class ServerSession:
             ConnectionClosedError: the client is gone.
         """
         await self.endpoint.notify(method, params)
+
+    def notify_soon(self, method: str, params: Any = UNSET) -> None:
+        """Send a notification in the background, from synchronous code on the event loop
+        (best effort: nothing is sent once the connection has ended)."""
+        self.endpoint.notify_soon(method, params)
 
     async def send_log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> bool:
         """Send ``notifications/message`` if ``level`` passes the client's threshold.

@@ -1,0 +1,418 @@
+"""The high-level server API: tools, resources, prompts and completions as decorated
+Python functions, on top of :class:`LowLevelServer`.
+
+Everything a session emits passes through :mod:`._compat` for the negotiated revision, so
+one server definition serves every client from 2024-11-05 to 2025-11-25.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, TypeVar, overload
+
+from msgspec import UNSET
+
+from .._version import __version__
+from ..exceptions import LocalProtocolError, RPCError
+from ..types import (
+    Annotations,
+    CallToolRequestParams,
+    CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    CompletionReference,
+    ErrorCode,
+    GetPromptRequestParams,
+    GetPromptResult,
+    Icon,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsRequestParams,
+    ListToolsResult,
+    Meta,
+    PaginatedRequestParams,
+    PromptsCapability,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    ResourcesCapability,
+    ServerCapabilities,
+    SubscribeRequestParams,
+    ToolAnnotations,
+    ToolsCapability,
+    UnsubscribeRequestParams,
+)
+from ._compat import (
+    prompt_for,
+    prompt_message_for,
+    resource_for,
+    template_for,
+    tool_for,
+    tool_result_for,
+)
+from ._context import RequestContext
+from ._lowlevel import LowLevelServer
+from ._prompts import PromptRegistry
+from ._resources import ResourceRegistry
+from ._tools import ToolRegistry
+
+__all__ = ["CompletionHandler", "Server"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+#: ``(ref, argument, value, context_arguments) -> values`` (sync or async).
+CompletionHandler = Callable[
+    [CompletionReference, str, str, dict[str, str]],
+    Awaitable[Sequence[str] | Completion] | Sequence[str] | Completion,
+]
+_MAX_COMPLETIONS: Final = 100  # server/utilities/completion.mdx: at most 100 values
+_RESOURCE_NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
+
+
+class Server(LowLevelServer):
+    """An MCP server defined by decorated functions::
+
+        server = Server("weather", "1.0.0")
+
+        @server.tool()
+        async def forecast(city: str, days: int = 3) -> list[str]:
+            '''The forecast for a city.'''
+            ...
+
+    Args:
+        name: the server's name (``serverInfo.name``).
+        version: the server's version.
+        title, instructions: as for :class:`LowLevelServer`.
+        page_size: items per page of every list result (default 100; ``None``: no paging).
+        strict: validate tool arguments without coercion ("5" is not an int).
+        mask_errors: report a failing tool as "failed" without the exception's message.
+        **options: passed to :class:`LowLevelServer` (limits, supported versions, ...).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = __version__,
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int | None = 100,
+        strict: bool = True,
+        mask_errors: bool = False,
+        **options: Any,
+    ) -> None:
+        super().__init__(
+            name, version, title=title, instructions=instructions, page_size=page_size, **options
+        )
+        self.tool_registry = ToolRegistry(strict=strict, mask_errors=mask_errors)
+        self.resource_registry = ResourceRegistry()
+        self.prompt_registry = PromptRegistry()
+        self._completion: CompletionHandler | None = None
+        route = self.set_request_handler
+        route("tools/list", self._list_tools)
+        route("tools/call", self._call_tool)
+        route("resources/list", self._list_resources)
+        route("resources/templates/list", self._list_templates)
+        route("resources/read", self._read_resource)
+        route("resources/subscribe", self._subscribe)
+        route("resources/unsubscribe", self._unsubscribe)
+        route("prompts/list", self._list_prompts)
+        route("prompts/get", self._get_prompt)
+        route("completion/complete", self._complete)
+
+    # -- registration -------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        meta: Meta | None = None,
+        strict: bool | None = None,
+    ) -> Callable[[F], F]: ...
+    def tool(self, fn: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
+        """Register a function as a tool (``@server.tool`` or ``@server.tool(...)``).
+
+        The input schema comes from the type hints (or ``input_schema``, kept exactly as
+        given), the description from the docstring, the output schema from the return
+        annotation. A ``RequestContext`` parameter receives the request's context.
+
+        Raises:
+            LocalProtocolError: invalid or duplicate name, or a signature that cannot be
+                described as a JSON Schema.
+        """
+
+        def register(func: F) -> F:
+            self.tool_registry.add(func, **options)
+            self._changed("tools")
+            return func
+
+        return register(fn) if fn is not None else register
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool and tell connected clients.
+
+        Raises:
+            LocalProtocolError: no such tool.
+        """
+        if not self.tool_registry.remove(name):
+            raise LocalProtocolError(f"no tool named {name!r}")
+        self._changed("tools")
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Meta | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a resource (a URI) or a resource template (an RFC 6570
+        template such as ``users://{id}/profile``, whose variables are the parameters).
+
+        Raises:
+            LocalProtocolError: duplicate URI, invalid template, or parameters that are not
+                template variables.
+        """
+
+        def register(func: F) -> F:
+            self.resource_registry.add(
+                uri,
+                func,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+            )
+            self._changed("resources")
+            return func
+
+        return register
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource or template and tell connected clients.
+
+        Raises:
+            LocalProtocolError: no such resource.
+        """
+        if not self.resource_registry.remove(uri):
+            raise LocalProtocolError(f"no resource {uri!r}")
+        self._changed("resources")
+
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+    @overload
+    def prompt(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Meta | None = None,
+    ) -> Callable[[F], F]: ...
+    def prompt(self, fn: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
+        """Register a function as a prompt; its parameters are the prompt's arguments.
+
+        Raises:
+            LocalProtocolError: duplicate name or an undescribable signature.
+        """
+
+        def register(func: F) -> F:
+            self.prompt_registry.add(func, **options)
+            self._changed("prompts")
+            return func
+
+        return register(fn) if fn is not None else register
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt and tell connected clients.
+
+        Raises:
+            LocalProtocolError: no such prompt.
+        """
+        if not self.prompt_registry.remove(name):
+            raise LocalProtocolError(f"no prompt named {name!r}")
+        self._changed("prompts")
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the completion handler: ``(ref, argument, value, context) -> values``.
+
+        It returns up to 100 values (more are cut, with ``total`` and ``hasMore`` set), or
+        a :class:`Completion`.
+        """
+
+        def register(func: F) -> F:
+            self._completion = func
+            return func
+
+        return register
+
+    def capabilities(self) -> ServerCapabilities:
+        """What this server offers: computed from what is registered."""
+        caps = super().capabilities()
+        caps.tools = ToolsCapability(list_changed=True) if self.tool_registry else UNSET
+        caps.resources = (
+            ResourcesCapability(subscribe=True, list_changed=True)
+            if self.resource_registry
+            else UNSET
+        )
+        caps.prompts = PromptsCapability(list_changed=True) if self.prompt_registry else UNSET
+        caps.completions = {} if self._completion is not None else UNSET
+        return caps
+
+    # -- notifications ------------------------------------------------------------------
+
+    def _changed(self, kind: str) -> None:
+        """Tell every initialized client that a list changed (best effort, in the
+        background; nothing to do before the server runs)."""
+        method = f"notifications/{kind}/list_changed"
+        for session in list(self.sessions):
+            # Once initialize is answered (notifications are not requests, so they need not
+            # wait for notifications/initialized; basic/lifecycle.mdx).
+            if session.protocol_version is not None:
+                session.notify_soon(method)
+
+    async def notify_resource_updated(self, uri: str) -> int:
+        """Tell the clients subscribed to ``uri`` that it changed
+        (``notifications/resources/updated``). Returns how many were told."""
+        told = 0
+        for session in list(self.sessions):
+            if uri in session.subscriptions:
+                await session.notify("notifications/resources/updated", {"uri": uri})
+                told += 1
+        return told
+
+    # -- handlers -----------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: RequestContext, params: ListToolsRequestParams
+    ) -> ListToolsResult:
+        page, cursor = self.page(self.tool_registry.definitions(), params.cursor)
+        version = ctx.protocol_version or ""
+        return ListToolsResult(
+            tools=[tool_for(version, t) for t in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _call_tool(
+        self, ctx: RequestContext, params: CallToolRequestParams
+    ) -> CallToolResult:
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        result = await self.tool_registry.call(ctx, params.name, arguments)
+        return tool_result_for(ctx.protocol_version or "", result)
+
+    async def _list_resources(
+        self, ctx: RequestContext, params: PaginatedRequestParams
+    ) -> ListResourcesResult:
+        page, cursor = self.page(self.resource_registry.resources(), params.cursor)
+        version = ctx.protocol_version or ""
+        return ListResourcesResult(
+            resources=[resource_for(version, r) for r in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _list_templates(
+        self, ctx: RequestContext, params: PaginatedRequestParams
+    ) -> ListResourceTemplatesResult:
+        page, cursor = self.page(self.resource_registry.templates(), params.cursor)
+        version = ctx.protocol_version or ""
+        return ListResourceTemplatesResult(
+            resource_templates=[template_for(version, t) for t in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _read_resource(
+        self, ctx: RequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        contents = await self.resource_registry.read(
+            ctx, params.uri, not_found_code=_RESOURCE_NOT_FOUND
+        )
+        return ReadResourceResult(contents=contents)
+
+    async def _subscribe(
+        self, ctx: RequestContext, params: SubscribeRequestParams
+    ) -> dict[str, Any]:
+        if not self.resource_registry.knows(params.uri):
+            raise RPCError(_RESOURCE_NOT_FOUND, "Resource not found", {"uri": params.uri})
+        ctx.session.subscriptions.add(params.uri)
+        return {}
+
+    async def _unsubscribe(
+        self, ctx: RequestContext, params: UnsubscribeRequestParams
+    ) -> dict[str, Any]:
+        ctx.session.subscriptions.discard(params.uri)
+        return {}
+
+    async def _list_prompts(
+        self, ctx: RequestContext, params: PaginatedRequestParams
+    ) -> ListPromptsResult:
+        page, cursor = self.page(self.prompt_registry.definitions(), params.cursor)
+        version = ctx.protocol_version or ""
+        return ListPromptsResult(
+            prompts=[prompt_for(version, p) for p in page],
+            next_cursor=UNSET if cursor is None else cursor,
+        )
+
+    async def _get_prompt(
+        self, ctx: RequestContext, params: GetPromptRequestParams
+    ) -> GetPromptResult:
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        result = await self.prompt_registry.get(ctx, params.name, arguments)
+        version = ctx.protocol_version or ""
+        return GetPromptResult(
+            messages=[prompt_message_for(version, m) for m in result.messages],
+            description=result.description,
+            meta=result.meta,
+        )
+
+    async def _complete(self, ctx: RequestContext, params: CompleteRequestParams) -> CompleteResult:
+        handler = self._completion
+        if handler is None:
+            raise RPCError(ErrorCode.METHOD_NOT_FOUND, "This server does not offer completions")
+        context = (
+            params.context.arguments
+            if params.context is not UNSET and params.context.arguments is not UNSET
+            else {}
+        )
+        outcome = handler(params.ref, params.argument.name, params.argument.value, dict(context))
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        if isinstance(outcome, Completion):
+            values = list(outcome.values)
+            if len(values) > _MAX_COMPLETIONS:
+                outcome = Completion(
+                    values=values[:_MAX_COMPLETIONS], total=len(values), has_more=True
+                )
+            return CompleteResult(completion=outcome)
+        values = [str(v) for v in outcome]
+        more = len(values) > _MAX_COMPLETIONS
+        return CompleteResult(
+            completion=Completion(
+                values=values[:_MAX_COMPLETIONS],
+                total=len(values) if more else UNSET,
+                has_more=True if more else UNSET,
+            )
+        )

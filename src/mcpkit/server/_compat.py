@@ -1,0 +1,135 @@
+"""What a server may emit to a client of an older revision.
+
+mcpkit's wire types are one superset of every revision (docs/design.md section 1). Most
+newer members are optional and harmless, but some newer *shapes* would make a message
+invalid for an older client: content kinds it does not know, structured results, fields
+whose meaning it lacks. Everything sent in a session passes through these functions for the
+negotiated version, in one place, so tool authors write one server for every client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+from msgspec import UNSET
+
+from ..types import (
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+    AudioContent,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    Prompt,
+    PromptMessage,
+    Resource,
+    ResourceLink,
+    ResourceTemplate,
+    TextContent,
+    Tool,
+)
+
+__all__ = [
+    "content_for",
+    "prompt_for",
+    "prompt_message_for",
+    "resource_for",
+    "template_for",
+    "tool_for",
+    "tool_result_for",
+]
+
+_replace = msgspec.structs.replace
+
+
+def _block_for(version: str, block: ContentBlock) -> ContentBlock:
+    if isinstance(block, AudioContent) and version < V2025_03_26:
+        # Audio content arrived in 2025-03-26; say what was left out instead of dropping it.
+        return TextContent(
+            text=f"[audio content ({block.mime_type}) not shown: the client "
+            f"speaks protocol {version}]"
+        )
+    if isinstance(block, ResourceLink) and version < V2025_06_18:
+        title = block.title if isinstance(block.title, str) else block.name
+        return TextContent(text=f"[resource: {title} <{block.uri}>]")
+    if version < V2025_06_18 and block.meta is not UNSET:
+        block = _replace(block, meta=UNSET)
+    if isinstance(block, (TextContent, ImageContent, AudioContent, EmbeddedResource)) and (
+        block.annotations is not UNSET
+        and block.annotations.last_modified is not UNSET
+        and version < V2025_06_18
+    ):
+        block = _replace(block, annotations=_replace(block.annotations, last_modified=UNSET))
+    return block
+
+
+def content_for(version: str, blocks: Sequence[ContentBlock]) -> list[ContentBlock]:
+    """Content blocks as a client of ``version`` can read them."""
+    if version >= V2025_11_25:
+        return list(blocks)
+    return [_block_for(version, block) for block in blocks]
+
+
+def tool_for(version: str, tool: Tool) -> Tool:
+    """A tool definition without the members ``version`` does not define."""
+    if version >= V2025_11_25:
+        return tool
+    changes: dict[str, object] = {"icons": UNSET, "execution": UNSET}
+    if version < V2025_06_18:
+        changes.update(title=UNSET, output_schema=UNSET, meta=UNSET)
+    if version < V2025_03_26:
+        changes["annotations"] = UNSET
+    return _replace(tool, **changes)
+
+
+def tool_result_for(version: str, result: CallToolResult) -> CallToolResult:
+    """A ``tools/call`` result as a client of ``version`` can read it (structured content
+    exists from 2025-06-18; its text rendering in ``content`` stays)."""
+    if version >= V2025_11_25:
+        return result
+    changes: dict[str, object] = {"content": content_for(version, result.content)}
+    if version < V2025_06_18:
+        changes["structured_content"] = UNSET
+    return _replace(result, **changes)
+
+
+def resource_for(version: str, resource: Resource) -> Resource:
+    """A resource without members newer than ``version``."""
+    if version >= V2025_11_25:
+        return resource
+    changes: dict[str, object] = {"icons": UNSET}
+    if version < V2025_06_18:
+        changes.update(title=UNSET, meta=UNSET)
+    return _replace(resource, **changes)
+
+
+def template_for(version: str, template: ResourceTemplate) -> ResourceTemplate:
+    """A resource template without members newer than ``version``."""
+    if version >= V2025_11_25:
+        return template
+    changes: dict[str, object] = {"icons": UNSET}
+    if version < V2025_06_18:
+        changes.update(title=UNSET, meta=UNSET)
+    return _replace(template, **changes)
+
+
+def prompt_for(version: str, prompt: Prompt) -> Prompt:
+    """A prompt without members newer than ``version``."""
+    if version >= V2025_11_25:
+        return prompt
+    changes: dict[str, object] = {"icons": UNSET}
+    if version < V2025_06_18:
+        changes.update(title=UNSET, meta=UNSET)
+        if prompt.arguments is not UNSET:
+            changes["arguments"] = [_replace(a, title=UNSET) for a in prompt.arguments]
+    return _replace(prompt, **changes)
+
+
+def prompt_message_for(version: str, message: PromptMessage) -> PromptMessage:
+    """A prompt message whose content block ``version`` can read."""
+    if version >= V2025_11_25:
+        return message
+    return _replace(message, content=_block_for(version, message.content))

@@ -1,0 +1,144 @@
+"""Typed form-mode elicitation: a Python type becomes ``requestedSchema``, and the user's
+answer comes back as an instance of that type.
+
+``client/elicitation.mdx`` limits the requested schema to a flat object of primitive
+properties: string (with ``format`` email/uri/date/date-time, length limits), number or
+integer (with bounds), boolean, and enums in the shapes of SEP-1330 (2025-11-25): a
+``Literal`` becomes an untitled single select (``enum``), an ``Enum`` class a titled one
+(``oneOf`` of ``const``/``title``, the member name as title), ``list[Literal]`` and
+``list[Enum]`` the multi-select forms. Defaults come from the type's defaults (SEP-1034).
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from typing import Any, Final, TypeVar
+
+import msgspec
+
+from ..exceptions import LocalProtocolError, RemoteProtocolError
+
+__all__ = ["answer_as", "requested_schema"]
+
+T = TypeVar("T")
+_PRIMITIVE: Final = frozenset({"string", "number", "integer", "boolean"})
+_ALLOWED: Final = frozenset(
+    {
+        "type",
+        "title",
+        "description",
+        "default",
+        "enum",
+        "oneOf",
+        "format",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "items",
+        "minItems",
+        "maxItems",
+    }
+)
+
+
+def _enum_titles(tp: Any) -> list[dict[str, Any]] | None:
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return [
+            {"const": member.value, "title": member.name.replace("_", " ").title()} for member in tp
+        ]
+    return None
+
+
+def requested_schema(tp: type) -> dict[str, Any]:
+    """The ``requestedSchema`` for a struct, dataclass or TypedDict of primitive fields.
+
+    Raises:
+        LocalProtocolError: a field is not a primitive, an enum or a list of enum values.
+    """
+    try:
+        schema = msgspec.json.schema(tp)
+    except TypeError as exc:
+        raise LocalProtocolError(f"cannot describe {tp!r} as an elicitation form: {exc}") from exc
+    defs = schema.get("$defs", {})
+    root = defs.get(schema.get("$ref", "").rsplit("/", 1)[-1], schema)
+    if root.get("type") != "object":
+        raise LocalProtocolError(f"an elicitation form must be an object type, not {tp!r}")
+    hints = typing.get_type_hints(tp)
+    properties: dict[str, Any] = {}
+    for name, prop in root.get("properties", {}).items():
+        annotation = hints.get(name)
+        properties[name] = _field(name, prop, annotation, defs)
+    result: dict[str, Any] = {"type": "object", "properties": properties}
+    if root.get("required"):
+        result["required"] = list(root["required"])
+    return result
+
+
+def _deref(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = prop.get("$ref")
+    if ref is None:
+        return prop
+    target = dict(defs[ref.rsplit("/", 1)[-1]])
+    target.pop("title", None)
+    return {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
+
+
+def _field(
+    name: str, prop: dict[str, Any], annotation: Any, defs: dict[str, Any]
+) -> dict[str, Any]:
+    prop = _deref(prop, defs)
+    inner = annotation
+    while typing.get_origin(inner) is typing.Annotated:
+        inner = typing.get_args(inner)[0]
+    titles = _enum_titles(inner)
+    if titles is not None:
+        out = {k: v for k, v in prop.items() if k not in ("enum",)}
+        out.update(type="string", oneOf=titles)
+        return _check(name, out)
+    if "enum" in prop and "type" not in prop:
+        prop = {**prop, "type": "string"}
+    if prop.get("type") == "array":
+        items = _deref(prop.get("items", {}), defs)
+        args = typing.get_args(inner)
+        item_titles = _enum_titles(args[0]) if args else None
+        if item_titles is not None:
+            items = {"anyOf": item_titles}
+        elif "enum" in items:
+            items = {"type": "string", "enum": items["enum"]}
+        else:
+            raise LocalProtocolError(
+                f"elicitation field {name!r}: lists must be of Literal or Enum values"
+            )
+        return _check(name, {**prop, "items": items})
+    if prop.get("type") not in _PRIMITIVE:
+        raise LocalProtocolError(
+            f"elicitation field {name!r} must be a string, number, integer, boolean or enum "
+            f"(client/elicitation.mdx allows only primitives), not {prop!r}"
+        )
+    return _check(name, prop)
+
+
+def _check(name: str, prop: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(prop) - _ALLOWED
+    if unknown:
+        raise LocalProtocolError(
+            f"elicitation field {name!r} uses {sorted(unknown)}, which requestedSchema does "
+            "not allow"
+        )
+    return prop
+
+
+def answer_as(content: Any, tp: type[T]) -> T:
+    """Convert the user's accepted answer into ``tp``.
+
+    Raises:
+        RemoteProtocolError: the answer does not match the requested form.
+    """
+    try:
+        return msgspec.convert(content, tp, strict=False)
+    except msgspec.ValidationError as exc:
+        raise RemoteProtocolError(
+            f"the client's elicitation answer does not match the requested form: {exc}"
+        ) from None

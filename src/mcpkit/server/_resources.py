@@ -1,0 +1,198 @@
+"""Resources defined by plain Python functions: static URIs and RFC 6570 templates.
+
+A static resource's function takes no arguments (besides the context); a template's
+function takes the template's variables, converted to the annotated types. Either returns
+text, bytes, :class:`ResourceContents` or a list of them (``server/resources.mdx``).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+from msgspec import UNSET
+
+from ..exceptions import LocalProtocolError, RPCError
+from ..protocol._uri_template import UriTemplate, is_template
+from ..types import (
+    Annotations,
+    ErrorCode,
+    Icon,
+    Meta,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+)
+from ._context import RequestContext
+from ._signature import ArgumentError, FunctionSchema, function_schema
+
+__all__ = ["ResourceRegistry", "to_contents"]
+
+
+@dataclass
+class _Static:
+    resource: Resource
+    fn: Callable[..., Any]
+    schema: FunctionSchema
+
+
+@dataclass
+class _Templated:
+    template: ResourceTemplate
+    matcher: UriTemplate
+    fn: Callable[..., Any]
+    schema: FunctionSchema
+
+
+class ResourceRegistry:
+    """Static resources and templates, in registration order."""
+
+    def __init__(self) -> None:
+        self._static: dict[str, _Static] = {}
+        self._templates: dict[str, _Templated] = {}
+
+    def __len__(self) -> int:
+        return len(self._static) + len(self._templates)
+
+    def resources(self) -> list[Resource]:
+        return [entry.resource for entry in self._static.values()]
+
+    def templates(self) -> list[ResourceTemplate]:
+        return [entry.template for entry in self._templates.values()]
+
+    def add(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Meta | None = None,
+    ) -> Resource | ResourceTemplate:
+        """Register ``fn`` for a URI or a URI template (see :meth:`Server.resource`).
+
+        Raises:
+            LocalProtocolError: the URI is taken, the template is invalid, or the function's
+                parameters do not match the template's variables.
+        """
+        # Template variables arrive as strings: convert them leniently ("7" -> 7 for an int).
+        schema = function_schema(fn, name=name, description=description, strict=False)
+        common: dict[str, Any] = {
+            "name": schema.name,
+            "title": UNSET if title is None else title,
+            "description": UNSET if schema.description is None else schema.description,
+            "mime_type": UNSET if mime_type is None else mime_type,
+            "annotations": UNSET if annotations is None else annotations,
+            "icons": UNSET if icons is None else list(icons),
+            "meta": UNSET if meta is None else dict(meta),
+        }
+        params = {p.name for p in schema.parameters}
+        if is_template(uri):
+            matcher = UriTemplate(uri)
+            variables = set(matcher.variables)
+            required = {p.name for p in schema.parameters if p.required}
+            if not required <= variables or not params <= variables:
+                raise LocalProtocolError(
+                    f"the parameters of {schema.name!r} ({', '.join(sorted(params)) or 'none'}) "
+                    f"must be variables of the template {uri!r} "
+                    f"({', '.join(sorted(variables)) or 'none'})"
+                )
+            if uri in self._templates:
+                raise LocalProtocolError(f"a resource template {uri!r} is already registered")
+            template = ResourceTemplate(uri_template=uri, **common)
+            self._templates[uri] = _Templated(template, matcher, fn, schema)
+            return template
+        if any(p.required for p in schema.parameters):
+            raise LocalProtocolError(
+                f"the resource {uri!r} has no template variables, so {schema.name!r} must not "
+                "take required parameters"
+            )
+        if uri in self._static:
+            raise LocalProtocolError(f"a resource {uri!r} is already registered")
+        resource = Resource(uri=uri, size=UNSET if size is None else size, **common)
+        self._static[uri] = _Static(resource, fn, schema)
+        return resource
+
+    def remove(self, uri: str) -> bool:
+        """Unregister a resource or template; returns whether it existed."""
+        return (self._static.pop(uri, None) or self._templates.pop(uri, None)) is not None
+
+    def knows(self, uri: str) -> bool:
+        """Whether ``uri`` names a registered resource or matches a template."""
+        if uri in self._static:
+            return True
+        return any(entry.matcher.match(uri) is not None for entry in self._templates.values())
+
+    async def read(
+        self, ctx: RequestContext, uri: str, *, not_found_code: int
+    ) -> list[ResourceContents]:
+        """Read a resource.
+
+        Raises:
+            RPCError: no such resource (``not_found_code``: -32002 before 2026-07-28, -32602
+                after), or invalid template variables (-32602).
+        """
+        static = self._static.get(uri)
+        if static is not None:
+            value = await _call(static.fn, static.schema, ctx, {})
+            return to_contents(uri, value, static.resource.mime_type)
+        for entry in self._templates.values():
+            variables = entry.matcher.match(uri)
+            if variables is None:
+                continue
+            try:
+                kwargs = entry.schema.bind(variables)
+            except ArgumentError as exc:
+                raise RPCError.invalid_params(f"Invalid resource URI {uri!r}: {exc}") from None
+            value = await _call(entry.fn, entry.schema, ctx, kwargs)
+            return to_contents(uri, value, entry.template.mime_type)
+        raise RPCError(not_found_code, "Resource not found", {"uri": uri})
+
+
+async def _call(
+    fn: Callable[..., Any], schema: FunctionSchema, ctx: RequestContext, kwargs: dict[str, Any]
+) -> Any:
+    if schema.context_param is not None:
+        kwargs[schema.context_param] = ctx
+    if schema.is_async:
+        return await fn(**kwargs)
+    return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+
+
+def to_contents(uri: str, value: Any, mime_type: Any = UNSET) -> list[ResourceContents]:
+    """Turn a resource function's return value into contents parts.
+
+    Text becomes ``text`` (``text/plain`` unless a MIME type was declared), bytes become a
+    base64 ``blob`` (``application/octet-stream`` unless declared).
+
+    Raises:
+        RPCError: -32603 for a value that is not text, bytes or contents.
+    """
+    if isinstance(value, ResourceContents):
+        return [value]
+    if isinstance(value, str):
+        mime = mime_type if isinstance(mime_type, str) else "text/plain"
+        return [ResourceContents(uri=uri, mime_type=mime, text=value)]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        mime = mime_type if isinstance(mime_type, str) else "application/octet-stream"
+        blob = base64.b64encode(bytes(value)).decode("ascii")
+        return [ResourceContents(uri=uri, mime_type=mime, blob=blob)]
+    if isinstance(value, (list, tuple)):
+        parts: list[ResourceContents] = []
+        for item in value:
+            parts.extend(to_contents(uri, item, mime_type))
+        return parts
+    raise RPCError(
+        ErrorCode.INTERNAL_ERROR,
+        f"Internal error: the resource function returned {type(value).__name__}, not text, "
+        "bytes or ResourceContents",
+    )

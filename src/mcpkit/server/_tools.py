@@ -1,0 +1,237 @@
+"""Tools defined by plain Python functions: registration, listing and calling.
+
+A call validates its arguments before the function runs, runs a sync function in a worker
+thread so it never blocks the event loop, and turns whatever the function returns into a
+``CallToolResult``. Failures are tool execution errors (``isError: true``) the model can
+read and act on, never a traceback (``server/tools.mdx``, "Error Handling").
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import msgspec
+from msgspec import UNSET
+
+from ..exceptions import LocalProtocolError, RPCError, ToolError
+from ..types import (
+    AudioContent,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    Icon,
+    ImageContent,
+    Meta,
+    ResourceLink,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from ._context import RequestContext
+from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
+
+__all__ = ["FunctionTool", "ToolRegistry"]
+
+logger = logging.getLogger("mcpkit.server")
+
+_CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+# Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_JSON = msgspec.json.Encoder()
+
+
+@dataclass
+class FunctionTool:
+    """A registered tool: its definition and how to run it."""
+
+    tool: Tool
+    fn: Callable[..., Any]
+    schema: FunctionSchema | None  # None when the input schema was given by hand
+    raw_validator: Any = None  # a compiled JSON Schema validator for hand-given schemas
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+class ToolRegistry:
+    """The tools of a server, in registration order."""
+
+    def __init__(self, *, strict: bool = True, mask_errors: bool = False) -> None:
+        self.strict = strict
+        self.mask_errors = mask_errors
+        self._tools: dict[str, FunctionTool] = {}
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> FunctionTool | None:
+        return self._tools.get(name)
+
+    def definitions(self) -> list[Tool]:
+        return [entry.tool for entry in self._tools.values()]
+
+    def add(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        meta: Meta | None = None,
+        strict: bool | None = None,
+    ) -> FunctionTool:
+        """Register ``fn`` as a tool (see :meth:`Server.tool`).
+
+        Raises:
+            LocalProtocolError: the name is taken or invalid, or the signature cannot be
+                described (``*args``, unresolvable annotations, ...).
+        """
+        schema = function_schema(
+            fn, name=name, description=description, strict=self.strict if strict is None else strict
+        )
+        raw_validator = None
+        if input_schema is not None:
+            from ..protocol._jsonschema import compile_schema
+
+            raw_validator = compile_schema(input_schema)
+        final_output = dict(output_schema) if output_schema is not None else schema.output_schema
+        tool = Tool(
+            name=schema.name,
+            title=UNSET if title is None else title,
+            description=UNSET if schema.description is None else schema.description,
+            # A hand-given schema is kept exactly as given, 2020-12 keywords included.
+            input_schema=dict(input_schema) if input_schema is not None else schema.input_schema,
+            output_schema=UNSET if final_output is None else final_output,
+            annotations=UNSET if annotations is None else annotations,
+            icons=UNSET if icons is None else list(icons),
+            meta=UNSET if meta is None else dict(meta),
+        )
+        if not _TOOL_NAME.fullmatch(tool.name):
+            raise LocalProtocolError(
+                f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+            )
+        if tool.name in self._tools:
+            raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
+        entry = FunctionTool(tool, fn, schema, raw_validator)
+        self._tools[tool.name] = entry
+        return entry
+
+    def remove(self, name: str) -> bool:
+        """Unregister a tool; returns whether it existed."""
+        return self._tools.pop(name, None) is not None
+
+    async def call(
+        self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]
+    ) -> CallToolResult:
+        """Run a tool and describe the outcome as a ``CallToolResult``.
+
+        Raises:
+            RPCError: unknown tool (-32602), or an RPCError the tool raised on purpose.
+        """
+        entry = self._tools.get(name)
+        if entry is None:
+            raise RPCError.invalid_params(f"Unknown tool: {name!r}")
+        schema = entry.schema
+        assert schema is not None
+        try:
+            if entry.raw_validator is not None:
+                errors = entry.raw_validator.errors(dict(arguments))
+                if errors:
+                    detail = "; ".join(error.message for error in errors)
+                    return _error(f"Invalid arguments: {detail}")
+                kwargs = dict(arguments)
+            else:
+                kwargs = schema.bind(arguments)
+        except ArgumentError as exc:
+            return _error(str(exc))
+        if schema.context_param is not None:
+            kwargs[schema.context_param] = ctx
+        try:
+            if schema.is_async:
+                value = await entry.fn(**kwargs)
+            else:
+                value = await anyio.to_thread.run_sync(functools.partial(entry.fn, **kwargs))
+            return self._result(entry, value)
+        except RPCError as exc:
+            if not exc.received:
+                raise
+            return _error(f"Tool {name!r} failed: {exc}")
+        except ToolError as exc:
+            return _error(str(exc))
+        except ResultError as exc:
+            logger.error(
+                "tool %r returned a value that does not match its output schema: %s", name, exc
+            )
+            return _error(f"Tool {name!r} returned an invalid result")
+        except Exception as exc:
+            logger.exception("tool %r failed", name)
+            if self.mask_errors:
+                return _error(f"Tool {name!r} failed")
+            return _error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
+
+    def _result(self, entry: FunctionTool, value: Any) -> CallToolResult:
+        if isinstance(value, CallToolResult):
+            return value
+        if _is_content(value):
+            return CallToolResult(content=to_content(value))
+        output_schema = entry.tool.output_schema
+        schema = entry.schema
+        if output_schema is not UNSET and schema is not None and schema.output_schema is not None:
+            structured = schema.structure(value)
+            # Structured results also travel as text for clients without structured
+            # output (server/tools.mdx 2025-06-18, "Structured Content").
+            text = _JSON.encode(structured).decode()
+            return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+        return CallToolResult(content=to_content(value))
+
+
+def _is_content(value: Any) -> bool:
+    if isinstance(value, _CONTENT):
+        return True
+    return (
+        isinstance(value, (list, tuple))
+        and bool(value)
+        and all(isinstance(v, _CONTENT) for v in value)
+    )
+
+
+def to_content(value: Any) -> list[ContentBlock]:
+    """Turn a tool's return value into content blocks.
+
+    ``None`` is no content; text stays text; content blocks pass through; anything else is
+    encoded as JSON text.
+
+    Raises:
+        ResultError: the value cannot be encoded as JSON.
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [TextContent(text=value)]
+    if isinstance(value, _CONTENT):
+        return [value]
+    if _is_content(value):
+        return list(value)
+    try:
+        return [TextContent(text=_JSON.encode(value).decode())]
+    except (TypeError, ValueError) as exc:
+        raise ResultError([("", f"the result cannot be encoded as JSON: {exc}")]) from exc
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=text)], is_error=True)

@@ -1,0 +1,511 @@
+"""The decorator API end to end, in memory on asyncio and trio: tools, resources,
+prompts, completion, notifications, elicitation/sampling/roots from the context, and what
+each protocol revision gets to see."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal, TypedDict
+
+import anyio
+import msgspec
+import pytest
+from msgspec import UNSET
+
+from mcpkit.exceptions import LocalProtocolError, RPCError, ToolError
+from mcpkit.server import RequestContext, Server
+from mcpkit.testing import connect_memory
+from mcpkit.types import (
+    AudioContent,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ImageContent,
+    PromptMessage,
+    PromptReference,
+    ResourceLink,
+    ResourceTemplateReference,
+    Root,
+    TextContent,
+    ToolAnnotations,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+class Point(msgspec.Struct):
+    x: int
+    y: int
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Profile(msgspec.Struct):
+    name: str
+    age: int = 30
+    role: Literal["admin", "user"] = "user"
+    color: Color = Color.RED
+
+
+@dataclasses.dataclass
+class Forecast:
+    city: str
+    temperatures: list[float]
+
+
+class Address(TypedDict):
+    street: str
+    city: str
+
+
+def build() -> Server:
+    server = Server("api", "2.0", instructions="Test server.", page_size=2)
+    main_thread = threading.get_ident()
+
+    @server.tool()
+    async def add(a: int, b: Annotated[int, msgspec.Meta(ge=0, description="Non-negative")]) -> int:
+        """Add two numbers.
+
+        Args:
+            a: The first number.
+        """
+        return a + b
+
+    @server.tool
+    def blocking(seconds: float = 0.0) -> str:
+        """A sync tool: runs in a worker thread."""
+        return "thread" if threading.get_ident() != main_thread else "loop"
+
+    @server.tool(title="Forecast", annotations=ToolAnnotations(read_only_hint=True))
+    async def forecast(city: str, days: int = 2) -> Forecast:
+        return Forecast(city, [20.5] * days)
+
+    @server.tool()
+    async def where(point: Point, address: Address | None = None) -> dict[str, Any]:
+        return {"x": point.x, "y": point.y, "city": address["city"] if address else None}
+
+    @server.tool()
+    async def fails(mode: Literal["tool", "crash", "rpc"]) -> str:
+        if mode == "tool":
+            raise ToolError("told you so")
+        if mode == "rpc":
+            raise RPCError(-32099, "custom")
+        raise RuntimeError("boom")
+
+    @server.tool(
+        input_schema={
+            "type": "object",
+            "properties": {"n": {"type": "integer", "maximum": 5}},
+            "required": ["n"],
+            "additionalProperties": False,
+        }
+    )
+    async def raw(n: int) -> str:
+        return f"n={n}"
+
+    @server.tool()
+    async def media() -> list[Any]:
+        return [
+            AudioContent(data="UklG", mime_type="audio/wav"),
+            ResourceLink(uri="test://x", name="x"),
+            TextContent(text="t"),
+        ]
+
+    @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        answer = await ctx.elicit("Your profile?", Profile)
+        if not answer.accepted or answer.data is None:
+            return answer.action
+        p = answer.data
+        return f"{p.name}/{p.age}/{p.role}/{p.color.value}"
+
+    @server.tool()
+    async def think(ctx: RequestContext, prompt: str) -> str:
+        result = await ctx.sample(prompt, max_tokens=20)
+        content = result.content
+        assert isinstance(content, TextContent)
+        return content.text
+
+    @server.tool()
+    async def roots(ctx: RequestContext) -> list[str]:
+        return [root.uri for root in await ctx.list_roots()]
+
+    @server.resource("test://static", mime_type="text/plain", description="Static text")
+    def static() -> str:
+        return "static text"
+
+    @server.resource("test://binary", mime_type="image/png")
+    async def binary() -> bytes:
+        return b"\x89PNG"
+
+    @server.resource("users://{user_id}/profile")
+    async def profile(user_id: int) -> str:
+        return json.dumps({"id": user_id})
+
+    @server.prompt()
+    def greet(name: str, style: str = "plain") -> str:
+        """Greet someone."""
+        return f"Hello {name} ({style})"
+
+    @server.prompt()
+    async def conversation(topic: str) -> list[Any]:
+        return [
+            PromptMessage(role="user", content=TextContent(text=f"Talk about {topic}")),
+            ImageContent(data="aGk=", mime_type="image/png"),
+            "plain text",
+        ]
+
+    @server.completion()
+    async def complete(ref: Any, argument: str, value: str, context: dict[str, str]) -> list[str]:
+        if isinstance(ref, PromptReference) and argument == "style":
+            return [s for s in ["plain", "pirate", "poem"] if s.startswith(value)]
+        if isinstance(ref, ResourceTemplateReference):
+            return [str(i) for i in range(250)]
+        return []
+
+    return server
+
+
+@asynccontextmanager
+async def client(**options: Any) -> AsyncIterator[Any]:
+    async with connect_memory(build(), **options) as c:
+        yield c
+
+
+def text(result: Any) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def test_capabilities_are_computed() -> None:
+    async with client() as c:
+        caps = c.server_capabilities
+        assert caps.tools is not UNSET
+        assert caps.tools.list_changed is True
+        assert caps.resources is not UNSET
+        assert caps.resources.subscribe is True
+        assert caps.prompts is not UNSET
+        assert caps.completions == {}
+        assert caps.logging == {}
+
+
+async def test_tool_schemas_from_type_hints() -> None:
+    async with client() as c:
+        tools = {t.name: t async for t in c.iter_tools()}
+    add = tools["add"]
+    assert add.description == "Add two numbers."
+    assert add.input_schema["required"] == ["a", "b"]
+    assert add.input_schema["properties"]["b"] == {
+        "type": "integer",
+        "minimum": 0,
+        "description": "Non-negative",
+    }
+    assert add.input_schema["properties"]["a"]["description"] == "The first number."
+    assert add.output_schema == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
+    assert tools["forecast"].title == "Forecast"
+    assert tools["forecast"].annotations == ToolAnnotations(read_only_hint=True)
+    assert tools["raw"].input_schema == {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "maximum": 5}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+    assert tools["blocking"].output_schema is UNSET  # text results have no schema
+
+
+async def test_structured_results() -> None:
+    async with client() as c:
+        result = await c.call_tool("add", {"a": 2, "b": 3})
+        assert result.structured_content == {"result": 5}
+        assert text(result) == '{"result":5}'
+        forecast = await c.call_tool("forecast", {"city": "Oslo"})
+        assert forecast.structured_content == {"city": "Oslo", "temperatures": [20.5, 20.5]}
+        where = await c.call_tool(
+            "where", {"point": {"x": 1, "y": 2}, "address": {"street": "s", "city": "c"}}
+        )
+        assert where.structured_content == {"x": 1, "y": 2, "city": "c"}
+
+
+async def test_sync_tools_run_off_the_event_loop() -> None:
+    async with client() as c:
+        assert text(await c.call_tool("blocking")) == "thread"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "fragments"),
+    [
+        ("add", {"a": "1", "b": 2}, ["'a' must be an integer, got a string"]),
+        ("add", {"a": 1, "b": -1}, ["'b' must be at least 0"]),
+        ("add", {"a": 1}, ["missing required argument 'b'"]),
+        ("add", {"a": 1, "b": 2, "c": 3}, ["unexpected argument 'c'"]),
+        ("where", {"point": {"x": 1}}, ["point"]),
+        ("raw", {"n": 9}, ["9"]),
+        ("fails", {"mode": "tool"}, ["told you so"]),
+        ("fails", {"mode": "crash"}, ["RuntimeError: boom"]),
+    ],
+)
+async def test_tool_errors_are_results(
+    name: str, arguments: dict[str, Any], fragments: list[str]
+) -> None:
+    async with client() as c:
+        result = await c.call_tool(name, arguments)
+    assert result.is_error is True
+    for fragment in fragments:
+        assert fragment in text(result)
+    assert "Traceback" not in text(result)
+
+
+async def test_rpc_errors_and_unknown_tools() -> None:
+    async with client() as c:
+        with pytest.raises(RPCError) as custom:
+            await c.call_tool("fails", {"mode": "rpc"})
+        assert custom.value.code == -32099
+        with pytest.raises(RPCError) as unknown:
+            await c.call_tool("nope")
+        assert unknown.value.code == -32602
+
+
+async def test_mask_errors() -> None:
+    server = Server("masked", mask_errors=True)
+
+    @server.tool()
+    async def secret() -> str:
+        raise RuntimeError("password=hunter2")
+
+    async with connect_memory(server) as c:
+        result = await c.call_tool("secret")
+    assert result.is_error is True
+    assert "hunter2" not in text(result)
+
+
+async def test_resources_and_templates() -> None:
+    async with client() as c:
+        resources = [r async for r in c.iter_resources()]
+        assert [r.uri for r in resources] == ["test://static", "test://binary"]
+        assert resources[0].description == "Static text"
+        templates = [t async for t in c.iter_resource_templates()]
+        assert [t.uri_template for t in templates] == ["users://{user_id}/profile"]
+        static = await c.read_resource("test://static")
+        assert static.contents[0].text == "static text"
+        assert static.contents[0].mime_type == "text/plain"
+        binary = await c.read_resource("test://binary")
+        assert binary.contents[0].blob == "iVBORw=="
+        assert binary.contents[0].mime_type == "image/png"
+        templated = await c.read_resource("users://42/profile")
+        assert json.loads(templated.contents[0].text) == {"id": 42}
+        assert templated.contents[0].uri == "users://42/profile"
+        with pytest.raises(RPCError) as missing:
+            await c.read_resource("test://missing")
+        assert missing.value.code == -32002
+        assert missing.value.data == {"uri": "test://missing"}
+        with pytest.raises(RPCError) as bad:
+            await c.read_resource("users://abc/profile")
+        assert bad.value.code == -32602
+
+
+async def test_subscriptions_and_updates() -> None:
+    updates: list[str] = []
+    server = build()
+    async with connect_memory(server, on_resource_updated=updates.append) as c:
+        await c.subscribe_resource("test://static")
+        assert await server.notify_resource_updated("test://static") == 1
+        assert await server.notify_resource_updated("test://binary") == 0
+        await c.ping()  # the notification is ahead of the ping's answer
+        await c.unsubscribe_resource("test://static")
+        assert await server.notify_resource_updated("test://static") == 0
+        with pytest.raises(RPCError):
+            await c.subscribe_resource("test://unknown")
+    assert updates == ["test://static"]
+
+
+async def test_list_changed_notifications() -> None:
+    changes: list[str] = []
+    server = build()
+    async with connect_memory(server, on_list_changed=changes.append) as c:
+
+        @server.tool()
+        async def late() -> str:
+            return "late"
+
+        server.remove_tool("blocking")
+
+        @server.prompt()
+        def late_prompt() -> str:
+            return "x"
+
+        with anyio.fail_after(5):
+            while len(changes) < 3:
+                await c.ping()
+        names = [t.name async for t in c.iter_tools()]
+    assert "late" in names
+    assert "blocking" not in names
+    assert sorted(changes) == ["prompts", "tools", "tools"]  # sent in the background: any order
+
+
+async def test_prompts() -> None:
+    async with client() as c:
+        prompts = {p.name: p async for p in c.iter_prompts()}
+        greet = prompts["greet"]
+        assert greet.description == "Greet someone."
+        assert greet.arguments is not UNSET
+        assert [(a.name, a.required) for a in greet.arguments] == [("name", True), ("style", False)]
+        result = await c.get_prompt("greet", {"name": "Ada"})
+        assert result.messages == [
+            PromptMessage(role="user", content=TextContent(text="Hello Ada (plain)"))
+        ]
+        conversation = await c.get_prompt("conversation", {"topic": "cats"})
+        assert [type(m.content).__name__ for m in conversation.messages] == [
+            "TextContent",
+            "ImageContent",
+            "TextContent",
+        ]
+        with pytest.raises(RPCError) as missing:
+            await c.get_prompt("greet", {})
+        assert missing.value.code == -32602
+        assert "name" in missing.value.message
+        with pytest.raises(RPCError) as unknown:
+            await c.get_prompt("nope")
+        assert unknown.value.code == -32602
+
+
+async def test_completion() -> None:
+    async with client() as c:
+        assert await c.complete_prompt_argument("greet", "style", "p") == [
+            "plain",
+            "pirate",
+            "poem",
+        ]
+        result = await c.complete(
+            ResourceTemplateReference(uri="users://{user_id}/profile"), "user_id", ""
+        )
+        assert len(result.completion.values) == 100
+        assert result.completion.total == 250
+        assert result.completion.has_more is True
+
+
+async def test_pagination_everywhere() -> None:
+    async with client() as c:
+        first = await c.list_tools()
+        assert len(first.tools) == 2
+        assert isinstance(first.next_cursor, str)
+        assert len([t async for t in c.iter_tools()]) == 10
+        with pytest.raises(RPCError) as bad:
+            await c.list_prompts("not-a-cursor")
+        assert bad.value.code == -32602
+
+
+async def test_elicitation_with_a_typed_form() -> None:
+    seen: list[ElicitRequestParams] = []
+
+    async def fill(params: ElicitRequestParams) -> ElicitResult:
+        seen.append(params)
+        return ElicitResult(
+            action="accept", content={"name": "Ada", "role": "admin", "color": "blue"}
+        )
+
+    async with client(elicitation=fill) as c:
+        assert text(await c.call_tool("ask")) == "Ada/30/admin/blue"
+    schema = seen[0].requested_schema
+    assert isinstance(schema, dict)
+    assert schema["required"] == ["name"]
+    assert schema["properties"]["role"] == {
+        "enum": ["admin", "user"],
+        "default": "user",
+        "type": "string",
+    }
+    assert schema["properties"]["color"]["oneOf"] == [
+        {"const": "red", "title": "Red"},
+        {"const": "blue", "title": "Blue"},
+    ]
+
+
+async def test_elicitation_decline_and_bad_answers() -> None:
+    async def decline(params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="decline")
+
+    async with client(elicitation=decline) as c:
+        assert text(await c.call_tool("ask")) == "decline"
+
+    async def wrong(params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": 5})
+
+    async with client(elicitation=wrong) as c:
+        result = await c.call_tool("ask")
+        assert result.is_error is True
+        assert "does not match" in text(result)
+
+
+async def test_sampling_and_roots_from_the_context() -> None:
+    async def model(params: CreateMessageRequestParams) -> CreateMessageResult:
+        return CreateMessageResult(role="assistant", content=TextContent(text="42"), model="m")
+
+    async with client(sampling=model, roots=[Root(uri="file:///w")]) as c:
+        assert text(await c.call_tool("think", {"prompt": "meaning?"})) == "42"
+        assert (await c.call_tool("roots")).structured_content == {"result": ["file:///w"]}
+
+
+@pytest.mark.parametrize(
+    ("version", "audio", "link", "structured", "title"),
+    [
+        ("2024-11-05", False, False, False, False),
+        ("2025-03-26", True, False, False, False),
+        ("2025-06-18", True, True, True, True),
+        ("2025-11-25", True, True, True, True),
+    ],
+)
+async def test_what_each_revision_sees(
+    version: str, audio: bool, link: bool, structured: bool, title: bool
+) -> None:
+    async with client(protocol_version=version) as c:
+        media = await c.call_tool("media")
+        kinds = [type(block).__name__ for block in media.content]
+        assert ("AudioContent" in kinds) is audio
+        assert ("ResourceLink" in kinds) is link
+        assert len(kinds) == 3  # nothing is silently dropped: unsupported kinds become text
+        added = await c.call_tool("add", {"a": 1, "b": 1})
+        assert (added.structured_content is not UNSET) is structured
+        assert text(added) == '{"result":2}'
+        tools = {t.name: t async for t in c.iter_tools()}
+        assert (tools["forecast"].title is not UNSET) is title
+        assert (tools["add"].output_schema is not UNSET) is structured
+
+
+def test_registration_errors() -> None:
+    server = Server("errors")
+
+    @server.tool()
+    async def once() -> str:
+        return ""
+
+    with pytest.raises(LocalProtocolError):
+        server.tool(name="once")(once)
+    with pytest.raises(LocalProtocolError):
+        server.tool(name="bad name")(once)
+    with pytest.raises(LocalProtocolError):
+
+        @server.resource("users://{id}")
+        def wrong_params(other: str) -> str:
+            return ""
+
+    with pytest.raises(LocalProtocolError):
+
+        @server.resource("static://x")
+        def needs_args(x: str) -> str:
+            return ""
+
+    with pytest.raises(LocalProtocolError):
+        server.remove_tool("missing")
