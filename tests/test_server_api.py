@@ -509,3 +509,42 @@ def test_registration_errors() -> None:
 
     with pytest.raises(LocalProtocolError):
         server.remove_tool("missing")
+
+
+async def test_python_logging_is_forwarded_during_requests() -> None:
+    import logging
+
+    server = Server("logs")
+    log = logging.getLogger("tests.forwarded")
+    log.setLevel(logging.DEBUG)
+    handler = server.forward_logging(log, level=logging.DEBUG)
+
+    @server.tool()
+    async def in_loop() -> str:
+        log.info("from the loop")
+        log.debug("debug detail")
+        return "ok"
+
+    @server.tool()
+    def in_thread() -> str:
+        log.warning("from a worker thread")
+        return "ok"
+
+    records: list[Any] = []
+    try:
+        log.info("outside any request: not forwarded")
+        async with connect_memory(server, on_log=records.append) as c:
+            await c.call_tool("in_loop")
+            await c.call_tool("in_thread")
+            await c.set_logging_level("debug")
+            await c.call_tool("in_loop")
+            await c.ping()
+    finally:
+        log.removeHandler(handler)
+    seen = [(r.level, r.data, r.logger) for r in records]
+    assert seen == [
+        ("info", "from the loop", "tests.forwarded"),
+        ("warning", "from a worker thread", "tests.forwarded"),
+        ("info", "from the loop", "tests.forwarded"),
+        ("debug", "debug detail", "tests.forwarded"),
+    ]

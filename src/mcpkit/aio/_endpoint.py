@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections import deque
 from types import TracebackType
 from typing import Any, Final
 
@@ -122,6 +123,8 @@ class Endpoint:
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
         self._idle: anyio.Event | None = None  # set when the last handler finishes
+        self._soon: deque[bytes] = deque()  # notify_soon() messages, in order
+        self._draining = False
         self._waiters: dict[RequestId, _Waiter] = {}
         # A handler in flight: its cancel scope (trio) or its asyncio task (see _spawn).
         self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None]] = {}
@@ -390,15 +393,27 @@ class Endpoint:
 
     def notify_soon(self, method: str, params: Any = UNSET) -> None:
         """Send a notification in the background (best effort), from synchronous code
-        running on the event loop. Dropped when the connection is not running.
+        running on the event loop. Notifications sent this way keep their order. Dropped
+        when the connection is not running.
 
         Raises:
             LocalProtocolError: ``params`` is not an object or cannot be encoded.
         """
         if self._task_group is None or self.closed:
             return
-        data = self.connection.send_notification(method, params)
-        self._task_group.start_soon(self._send_quietly, data)
+        self._soon.append(self.connection.send_notification(method, params))
+        if not self._draining:
+            self._draining = True
+            self._task_group.start_soon(self._drain_soon)
+
+    async def _drain_soon(self) -> None:
+        try:
+            while self._soon:
+                await self.send_raw(self._soon.popleft())
+        except ConnectionClosedError:
+            self._soon.clear()
+        finally:
+            self._draining = False
 
     async def _send_quietly(self, data: bytes) -> None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ._app import CompletionHandler, Server
 from ._context import Elicitation, RequestContext
+from ._files import DirectoryResources
 from ._lowlevel import LowLevelServer, ToolHandler, ToolResult
 from ._results import ResultError
 from ._session import ServerSession
@@ -17,6 +18,7 @@ from ._signature import ArgumentError, FunctionSchema, function_schema
 __all__ = [
     "ArgumentError",
     "CompletionHandler",
+    "DirectoryResources",
     "Elicitation",
     "FunctionSchema",
     "LowLevelServer",

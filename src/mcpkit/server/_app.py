@@ -8,6 +8,8 @@ one server definition serves every client from 2024-11-05 to 2025-11-25.
 from __future__ import annotations
 
 import inspect
+import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar, overload
 
@@ -53,6 +55,8 @@ from ._compat import (
     tool_result_for,
 )
 from ._context import RequestContext
+from ._files import DirectoryResources
+from ._logbridge import McpLogHandler
 from ._lowlevel import LowLevelServer
 from ._prompts import PromptRegistry
 from ._resources import ResourceRegistry
@@ -209,6 +213,24 @@ class Server(LowLevelServer):
 
         return register
 
+    def add_directory(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        uri_prefix: str = "files://",
+        max_size: int = 16 * 1024 * 1024,
+        name: str = "files",
+    ) -> DirectoryResources:
+        """Serve the files under ``root`` as the template ``<uri_prefix>{+path}``, never
+        escaping ``root`` (see :class:`DirectoryResources`).
+
+        Raises:
+            LocalProtocolError: ``root`` is not a directory, or the template is taken.
+        """
+        directory = DirectoryResources(root, uri_prefix=uri_prefix, max_size=max_size, name=name)
+        directory.register(self)
+        return directory
+
     def remove_resource(self, uri: str) -> None:
         """Unregister a resource or template and tell connected clients.
 
@@ -269,6 +291,18 @@ class Server(LowLevelServer):
             return func
 
         return register
+
+    def forward_logging(
+        self, logger: str | logging.Logger | None = None, *, level: int = logging.INFO
+    ) -> logging.Handler:
+        """Send what ``logger`` (default: the root logger) logs while a request is being
+        handled to that request's client as MCP log messages, from ``level`` up (the
+        logger's own level still applies first). Returns the handler (remove it with
+        ``logger.removeHandler`` to stop)."""
+        target = logger if isinstance(logger, logging.Logger) else logging.getLogger(logger)
+        handler = McpLogHandler(level)
+        target.addHandler(handler)
+        return handler
 
     def capabilities(self) -> ServerCapabilities:
         """What this server offers: computed from what is registered."""

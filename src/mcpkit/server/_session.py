@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 import msgspec
@@ -24,6 +25,7 @@ from ..types import (
     negotiate_version,
 )
 from ._context import RequestContext
+from ._logbridge import current_request
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -75,6 +77,8 @@ class ServerSession:
         self.log_level: LoggingLevel = server.default_log_level
         #: Resource URIs this client subscribed to (``resources/subscribe``).
         self.subscriptions: set[str] = set()
+        #: The thread running this session's event loop.
+        self.loop_thread = threading.get_ident()
         self.endpoint = Endpoint(
             channel,
             on_request=self._on_request,
@@ -95,6 +99,7 @@ class ServerSession:
 
     async def run(self) -> None:
         """Serve the connection until the client closes it."""
+        self.loop_thread = threading.get_ident()
         await self.endpoint.run()
 
     # -- dispatch -----------------------------------------------------------------------
@@ -143,7 +148,11 @@ class ServerSession:
         if isinstance(params, dict):
             meta = params.get("_meta")
         ctx = RequestContext(request, self, meta if isinstance(meta, dict) else None)
-        return await route.handler(ctx, params)
+        token = current_request.set(ctx)
+        try:
+            return await route.handler(ctx, params)
+        finally:
+            current_request.reset(token)
 
     async def _on_notification(self, method: str, params: Raw | None) -> None:
         if not self.handshake.receive_notification(method):
@@ -169,6 +178,16 @@ class ServerSession:
         """Send a notification in the background, from synchronous code on the event loop
         (best effort: nothing is sent once the connection has ended)."""
         self.endpoint.notify_soon(method, params)
+
+    def log_soon(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
+        """Send a log message in the background if ``level`` passes the client's threshold
+        (from synchronous code on the event loop, e.g. a logging handler)."""
+        if _SEVERITY[level] < _SEVERITY[self.log_level]:
+            return
+        params = LoggingMessageNotificationParams(
+            level=level, data=data, logger=UNSET if logger is None else logger
+        )
+        self.endpoint.notify_soon("notifications/message", params)
 
     async def send_log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> bool:
         """Send ``notifications/message`` if ``level`` passes the client's threshold.
