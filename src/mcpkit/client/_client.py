@@ -8,12 +8,12 @@ from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET
 
 from .._version import __version__
 from ..aio import Endpoint, InboundRequest, MessageChannel, ProgressCallback
 from ..exceptions import ConnectionClosedError, LocalProtocolError, RemoteProtocolError
-from ..protocol import DEFAULT_LIMITS, Limits
+from ..protocol import DEFAULT_LIMITS, Connection, Limits
 from ..types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -32,6 +32,7 @@ from ._callbacks import (
     RootsProvider,
     SamplingCallback,
 )
+from ._lenient import lenient_decode
 from ._methods import ClientMethods, Timeout
 
 __all__ = ["Client", "ClientTransport"]
@@ -70,6 +71,10 @@ class Client(ClientMethods):
         sampling, sampling_tools, sampling_context, elicitation, elicitation_url, roots,
         on_log, on_resource_updated, on_list_changed, on_elicitation_complete: see
             :class:`ClientHandlers`.
+        tolerant: accept known real-world deviations with a logged warning instead of
+            failing: ``"params": null``, results missing required members (filled with
+            empty values), and structured content that does not match the tool's
+            ``outputSchema``. Strict (``False``) by default.
         limits: bounds on incoming messages.
     """
 
@@ -93,6 +98,7 @@ class Client(ClientMethods):
         on_resource_updated: Any = None,
         on_list_changed: Any = None,
         on_elicitation_complete: Any = None,
+        tolerant: bool = False,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         if protocol_version not in supported_versions:
@@ -117,6 +123,7 @@ class Client(ClientMethods):
         self.timeout = timeout
         self.max_timeout = max_timeout
         self._limits = limits
+        self.tolerant = tolerant
         self._stack: contextlib.AsyncExitStack | None = None
         self._endpoint: Endpoint | None = None
         self._init: InitializeResult | None = None
@@ -135,7 +142,7 @@ class Client(ClientMethods):
                 channel,
                 on_request=self._on_request,
                 on_notification=self.handlers.handle_notification,
-                limits=self._limits,
+                connection=Connection(limits=self._limits, tolerant=self.tolerant),
             )
             await stack.enter_async_context(self._endpoint)
             await self._initialize()
@@ -234,7 +241,15 @@ class Client(ClientMethods):
             else max_timeout,
             on_progress=on_progress,
         )
-        return _decode_result(raw, result_type, method)
+        try:
+            return msgspec.json.decode(raw, type=result_type)
+        except msgspec.ValidationError as exc:
+            if self.tolerant:
+                try:
+                    return lenient_decode(raw, result_type, method)
+                except msgspec.ValidationError:
+                    pass
+            raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification.
@@ -264,10 +279,3 @@ class Client(ClientMethods):
 
     async def _on_request(self, request: InboundRequest) -> Any:
         return await self.handlers.handle_request(request)
-
-
-def _decode_result(raw: Raw, result_type: type[T], method: str) -> T:
-    try:
-        return msgspec.json.decode(raw, type=result_type)
-    except msgspec.ValidationError as exc:
-        raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 from msgspec import UNSET, UnsetType
 
 from ..aio import ProgressCallback
-from ..exceptions import RemoteProtocolError
+from ..exceptions import LocalProtocolError, RemoteProtocolError
+from ..protocol import SchemaValidator, compile_schema
 from ..types import (
     CallToolRequestParams,
     CallToolResult,
@@ -42,6 +44,8 @@ from ..types import (
 
 __all__ = ["ClientMethods"]
 
+logger = logging.getLogger("mcpkit.client")
+
 T = TypeVar("T")
 Page = TypeVar("Page")
 Item = TypeVar("Item")
@@ -51,6 +55,10 @@ _MAX_PAGES: Final = 10_000
 
 class ClientMethods:
     """The MCP methods, built on :meth:`request` (implemented by :class:`Client`)."""
+
+    tolerant: bool = False
+    #: Output schemas of the tools seen in tools/list, compiled (None: not checkable).
+    _output_checks: dict[str, SchemaValidator | None]
 
     async def request(
         self,
@@ -108,7 +116,18 @@ class ClientMethods:
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
         """One page of the server's tools; pass ``next_cursor`` back for the next page."""
         params = ListToolsRequestParams(cursor=UNSET if cursor is None else cursor)
-        return await self.request("tools/list", params, ListToolsResult)
+        result = await self.request("tools/list", params, ListToolsResult)
+        checks = self.__dict__.setdefault("_output_checks", {})
+        for tool in result.tools:
+            if isinstance(tool.output_schema, dict):
+                try:
+                    checks[tool.name] = compile_schema(tool.output_schema)
+                except LocalProtocolError as exc:
+                    logger.warning("cannot check the output of tool %r: %s", tool.name, exc)
+                    checks[tool.name] = None
+            else:
+                checks.pop(tool.name, None)
+        return result
 
     def iter_tools(self) -> AsyncIterator[Tool]:
         """Every tool, following pagination.
@@ -143,7 +162,7 @@ class ClientMethods:
         params = CallToolRequestParams(
             name=name, arguments=UNSET if arguments is None else dict(arguments)
         )
-        return await self.request(
+        result = await self.request(
             "tools/call",
             params,
             CallToolResult,
@@ -151,6 +170,27 @@ class ClientMethods:
             timeout=timeout,
             max_timeout=max_timeout,
         )
+        self._check_output(name, result)
+        return result
+
+    def _check_output(self, name: str, result: CallToolResult) -> None:
+        """Check structured content against the tool's ``outputSchema`` (clients SHOULD,
+        ``server/tools.mdx`` 2025-06-18 "Output Schema"), when the tool was listed."""
+        validator = self.__dict__.get("_output_checks", {}).get(name)
+        if validator is None or result.is_error is True:
+            return
+        if result.structured_content is UNSET:
+            problem = "declares an outputSchema but returned no structured content"
+        else:
+            errors = validator.errors(result.structured_content, limit=3)
+            if not errors:
+                return
+            problem = "returned structured content that does not match its outputSchema: "
+            problem += "; ".join(error.message for error in errors)
+        if self.tolerant:
+            logger.warning("tool %r %s", name, problem)
+            return
+        raise RemoteProtocolError(f"tool {name!r} {problem}")
 
     # -- resources ----------------------------------------------------------------------
 

@@ -22,8 +22,10 @@ from ._events import (
     ResponseReceived,
 )
 from ._framing import FrameTooLarge, LineBuffer, encode_line
+from ._jsonschema import SchemaError, SchemaValidationError, SchemaValidator, compile_schema
 from ._lifecycle import HandshakeState, ServerHandshake
 from ._limits import DEFAULT_LIMITS, Limits
+from ._uri_template import UriTemplate, is_template
 
 __all__ = [
     # connection
@@ -57,4 +59,12 @@ __all__ = [
     # lifecycle
     "HandshakeState",
     "ServerHandshake",
+    # URI templates (RFC 6570)
+    "UriTemplate",
+    "is_template",
+    # JSON Schema validation
+    "SchemaError",
+    "SchemaValidationError",
+    "SchemaValidator",
+    "compile_schema",
 ]

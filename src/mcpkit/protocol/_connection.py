@@ -97,10 +97,13 @@ class Connection:
 
     Args:
         limits: bounds on incoming messages.
+        tolerant: accept ``"params": null`` as absent params.
     """
 
-    def __init__(self, *, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(self, *, limits: Limits = DEFAULT_LIMITS, tolerant: bool = False) -> None:
         self.limits = limits
+        #: Accept known real-world deviations (``"params": null``) instead of refusing them.
+        self.tolerant = tolerant
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._tokens: dict[ProgressToken, RequestId] = {}
@@ -141,7 +144,7 @@ class Connection:
         """Process one framed message and return what happened."""
         if self.allow_batches and data.lstrip()[:1] == b"[":
             return self._receive_batch(data)
-        message = decode_message(data, self.limits)
+        message = decode_message(data, self.limits, tolerant=self.tolerant)
         kind = type(message)
         if kind is RequestReceived:
             rid = message.request_id  # type: ignore[union-attr]

@@ -68,6 +68,7 @@ DecodedMessage = RequestReceived | NotificationReceived | DecodedResponse | Deco
 
 _EMPTY: Final = Raw()
 _V2: Final = Raw(b'"2.0"')
+_NULL: Final = Raw(b"null")
 
 
 class _Envelope(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -197,11 +198,15 @@ def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
     return None
 
 
-def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessage:
+def decode_message(
+    data: bytes, limits: Limits = DEFAULT_LIMITS, *, tolerant: bool = False
+) -> DecodedMessage:
     """Decode and classify one framed message.
 
     Never raises for bad input: every problem comes back as a :class:`DecodeFailure` (or a
     :class:`DecodedResponse` with ``problem`` set when the pending call can be identified).
+
+    ``tolerant`` accepts ``"params": null`` as absent params, a deviation some peers have.
     """
     size = len(data)
     # One cheap test covers the common case: small ASCII input needs none of these checks.
@@ -212,7 +217,7 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
     try:
         env = _ENVELOPE_DECODER.decode(data)
     except msgspec.ValidationError:
-        return _decode_slow(data)  # not an object, or an unknown member
+        return _decode_slow(data, tolerant)  # not an object, or an unknown member
     except msgspec.DecodeError as exc:
         return _failure(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
     except RecursionError:  # only reachable with a very high configured max_depth
@@ -267,7 +272,7 @@ def decode_message(data: bytes, limits: Limits = DEFAULT_LIMITS) -> DecodedMessa
             and data[data.find(b'"result":') + 9] == 0x7B
         ):
             return DecodedResponse(env.id, result, None)
-    return _decode_slow(data)
+    return _decode_slow(data, tolerant)
 
 
 def _present(rid: object, params: Raw) -> dict[str, Raw]:
@@ -280,7 +285,7 @@ def _present(rid: object, params: Raw) -> dict[str, Raw]:
     return members
 
 
-def _decode_slow(data: bytes) -> DecodedMessage:
+def _decode_slow(data: bytes, tolerant: bool = False) -> DecodedMessage:
     """Classification of a message the envelope struct could not take."""
     try:
         members = _MEMBERS_DECODER.decode(data)
@@ -302,7 +307,10 @@ def _decode_slow(data: bytes) -> DecodedMessage:
     except RecursionError:
         return _failure(ErrorCode.PARSE_ERROR, "Parse error: JSON nests too deeply")
     unknown = sorted(name for name in members if name not in _MEMBERS)
-    return _classify(data, {k: v for k, v in members.items() if k in _MEMBERS}, unknown)
+    known = {k: v for k, v in members.items() if k in _MEMBERS}
+    if tolerant and known.get("params") == _NULL:
+        del known["params"]  # only as a member of the object; the duplicate check still sees it
+    return _classify(data, known, unknown)
 
 
 def _classify(

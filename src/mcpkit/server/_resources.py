@@ -17,7 +17,7 @@ import anyio.to_thread
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, RPCError
-from ..protocol._uri_template import UriTemplate, is_template
+from ..protocol import UriTemplate, is_template
 from ..types import (
     Annotations,
     ErrorCode,

@@ -21,6 +21,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, RPCError, ToolError
+from ..protocol import compile_schema
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -106,8 +107,6 @@ class ToolRegistry:
         )
         raw_validator = None
         if input_schema is not None:
-            from ..protocol._jsonschema import compile_schema
-
             raw_validator = compile_schema(input_schema)
         final_output = dict(output_schema) if output_schema is not None else schema.output_schema
         tool = Tool(

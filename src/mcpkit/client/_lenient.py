@@ -1,0 +1,77 @@
+"""Tolerant decoding for a client that talks to imperfect servers.
+
+Strict decoding refuses a result that lacks a required member. In tolerant mode the
+result is decoded again with the missing members filled with empty values of their type
+(``[]``, ``{}``, ``""``, ``0``, ``False`` or an empty object), numbers and strings coerced
+where msgspec's lax conversion allows, and a warning logged — so one sloppy server does
+not make a whole client unusable.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, TypeVar
+
+import msgspec
+import msgspec.inspect as mi
+from msgspec import Raw
+
+__all__ = ["lenient_decode"]
+
+logger = logging.getLogger("mcpkit.client")
+T = TypeVar("T")
+_MAX_DEPTH = 32
+
+
+def _empty(info: mi.Type, depth: int) -> Any:
+    if isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
+        return []
+    if isinstance(info, mi.DictType):
+        return {}
+    if isinstance(info, mi.StrType):
+        return ""
+    if isinstance(info, mi.IntType | mi.FloatType):
+        return 0
+    if isinstance(info, mi.BoolType):
+        return False
+    if isinstance(info, mi.StructType | mi.DataclassType | mi.TypedDictType):
+        return _fill({}, info, depth + 1)
+    if isinstance(info, mi.UnionType):
+        for member in info.types:
+            if not isinstance(member, mi.NoneType):
+                return _empty(member, depth)
+    if isinstance(info, mi.LiteralType) and info.values:
+        return info.values[0]
+    return None
+
+
+def _fill(value: Any, info: mi.Type, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
+        return value
+    if isinstance(info, mi.StructType | mi.DataclassType | mi.TypedDictType):
+        if not isinstance(value, dict):
+            return value
+        out = dict(value)
+        for field in info.fields:
+            key = field.encode_name
+            if key in out:
+                out[key] = _fill(out[key], field.type, depth + 1)
+            elif field.required:
+                out[key] = _empty(field.type, depth)
+        return out
+    if isinstance(info, mi.ListType) and isinstance(value, list):
+        return [_fill(item, info.item_type, depth + 1) for item in value]
+    return value
+
+
+def lenient_decode(raw: Raw, result_type: type[T], method: str) -> T:
+    """Decode ``raw`` into ``result_type``, repairing what real servers commonly get wrong.
+
+    Raises:
+        msgspec.ValidationError: the result is wrong beyond repair.
+    """
+    data = msgspec.json.decode(raw)
+    repaired = _fill(data, mi.type_info(result_type))
+    value = msgspec.convert(repaired, result_type, strict=False)
+    logger.warning("tolerated a malformed result for %s from the server", method)
+    return value
