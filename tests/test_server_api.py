@@ -548,3 +548,83 @@ async def test_python_logging_is_forwarded_during_requests() -> None:
         ("info", "from the loop", "tests.forwarded"),
         ("debug", "debug detail", "tests.forwarded"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("version", "completions"),
+    [("2024-11-05", False), ("2025-03-26", True), ("2025-06-18", True), ("2025-11-25", True)],
+)
+async def test_capabilities_per_revision(version: str, completions: bool) -> None:
+    async with client(protocol_version=version) as c:
+        assert (c.server_capabilities.completions is not UNSET) is completions
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("2024-11-05", UNSET),
+        ("2025-03-26", UNSET),
+        ("2025-06-18", {}),
+        ("2025-11-25", {"form": {}, "url": {}}),
+    ],
+)
+async def test_client_declares_elicitation_as_each_revision_defines_it(
+    version: str, expected: Any
+) -> None:
+    seen: list[Any] = []
+    server = Server("caps")
+
+    @server.tool()
+    async def caps(ctx: RequestContext) -> str:
+        seen.append(ctx.client_capabilities.elicitation)
+        return ""
+
+    async def fill(params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="cancel")
+
+    async with connect_memory(
+        server, protocol_version=version, elicitation=fill, elicitation_url=True
+    ) as c:
+        await c.call_tool("caps")
+    assert seen == [expected]
+
+
+async def test_typed_forms_adapt_to_2025_06_18() -> None:
+    seen: list[ElicitRequestParams] = []
+
+    async def fill(params: ElicitRequestParams) -> ElicitResult:
+        seen.append(params)
+        return ElicitResult(action="accept", content={"name": "Ada", "color": "red"})
+
+    async with client(elicitation=fill, protocol_version="2025-06-18") as c:
+        assert text(await c.call_tool("ask")) == "Ada/30/user/red"
+    schema = seen[0].requested_schema
+    assert isinstance(schema, dict)
+    color = schema["properties"]["color"]
+    assert color == {"type": "string", "enum": ["red", "blue"], "enumNames": ["Red", "Blue"]}
+    assert all("default" not in prop for prop in schema["properties"].values())
+
+
+async def test_multi_select_needs_2025_11_25() -> None:
+    class Pick(msgspec.Struct):
+        colors: list[Color]
+
+    server = Server("pick")
+
+    @server.tool()
+    async def pick(ctx: RequestContext) -> str:
+        await ctx.elicit("Pick", Pick)
+        return "sent"
+
+    async def fill(params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="cancel")
+
+    async with connect_memory(server, elicitation=fill, protocol_version="2025-06-18") as c:
+        result = await c.call_tool("pick")
+    assert result.is_error is True
+    assert "2025-11-25" in text(result)
+
+
+def test_add_tool_points_to_the_decorator() -> None:
+    with pytest.raises(LocalProtocolError, match=r"@server\.tool"):
+        Server("x").add_tool(object(), object())

@@ -18,6 +18,8 @@ from ..types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
     ClientCapabilities,
     Implementation,
     InitializeRequestParams,
@@ -169,7 +171,7 @@ class Client(ClientMethods):
     async def _initialize(self) -> None:
         params = InitializeRequestParams(
             protocol_version=self._requested_version,
-            capabilities=self.capabilities,
+            capabilities=_capabilities_for(self._requested_version, self.capabilities),
             client_info=self.client_info,
         )
         result = await self.request("initialize", params, InitializeResult)
@@ -279,3 +281,20 @@ class Client(ClientMethods):
 
     async def _on_request(self, request: InboundRequest) -> Any:
         return await self.handlers.handle_request(request)
+
+
+def _capabilities_for(version: str, caps: ClientCapabilities) -> ClientCapabilities:
+    """Client capabilities as ``version`` defines them: no ``elicitation`` before
+    2025-06-18, no form/url modes (nor sampling sub-capabilities, nor tasks) before
+    2025-11-25."""
+    changes: dict[str, Any] = {}
+    if caps.elicitation is not UNSET:
+        if version < V2025_06_18:
+            changes["elicitation"] = UNSET
+        elif version < V2025_11_25:
+            changes["elicitation"] = {}
+    if caps.sampling is not UNSET and version < V2025_11_25:
+        changes["sampling"] = {}
+    if caps.tasks is not UNSET and version < V2025_11_25:
+        changes["tasks"] = UNSET
+    return msgspec.structs.replace(caps, **changes) if changes else caps

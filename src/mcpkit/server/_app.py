@@ -164,6 +164,18 @@ class Server(LowLevelServer):
 
         return register(fn) if fn is not None else register
 
+    def add_tool(self, tool: Any, handler: Any) -> None:
+        """Not available on :class:`Server`: use ``@server.tool()`` (or
+        :class:`LowLevelServer` for hand-built tool definitions).
+
+        Raises:
+            LocalProtocolError: always.
+        """
+        raise LocalProtocolError(
+            "Server.add_tool() is LowLevelServer's API; on Server, decorate the function "
+            "with @server.tool() (input_schema= keeps a hand-written schema)"
+        )
+
     def remove_tool(self, name: str) -> None:
         """Unregister a tool and tell connected clients.
 

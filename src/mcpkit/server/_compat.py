@@ -18,6 +18,7 @@ from ..types import (
     V2025_03_26,
     V2025_06_18,
     V2025_11_25,
+    V2026_07_28,
     AudioContent,
     CallToolResult,
     ContentBlock,
@@ -28,11 +29,13 @@ from ..types import (
     Resource,
     ResourceLink,
     ResourceTemplate,
+    ServerCapabilities,
     TextContent,
     Tool,
 )
 
 __all__ = [
+    "capabilities_for",
     "content_for",
     "prompt_for",
     "prompt_message_for",
@@ -71,6 +74,19 @@ def content_for(version: str, blocks: Sequence[ContentBlock]) -> list[ContentBlo
     if version >= V2025_11_25:
         return list(blocks)
     return [_block_for(version, block) for block in blocks]
+
+
+def capabilities_for(version: str, caps: ServerCapabilities) -> ServerCapabilities:
+    """Server capabilities without those ``version`` does not define (``completions``
+    arrived in 2025-03-26; ``tasks`` in 2025-11-25; ``extensions`` in 2026-07-28)."""
+    changes: dict[str, object] = {}
+    if version < V2025_03_26 and caps.completions is not UNSET:
+        changes["completions"] = UNSET
+    if version < V2025_11_25 and caps.tasks is not UNSET:
+        changes["tasks"] = UNSET
+    if version < V2026_07_28 and caps.extensions is not UNSET:
+        changes["extensions"] = UNSET
+    return _replace(caps, **changes) if changes else caps
 
 
 def tool_for(version: str, tool: Tool) -> Tool:

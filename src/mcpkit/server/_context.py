@@ -192,15 +192,20 @@ class RequestContext:
         type of the answer), or a raw ``requestedSchema`` dict (the answer stays a dict).
 
         Raises:
-            CapabilityError: the client cannot elicit (or the version has no elicitation).
+            CapabilityError: the client cannot elicit (or the version has no elicitation,
+                or the form needs a shape the version lacks, e.g. multi-select before
+                2025-11-25).
             LocalProtocolError: the type cannot be shown as a form.
             RemoteProtocolError: the answer does not match the form.
         """
-        from ._elicit_schema import answer_as, requested_schema
+        from ._elicit_schema import answer_as, form_for, requested_schema
         from ._peer import elicit
 
         raw = isinstance(schema, Mapping)
-        requested = dict(schema) if raw else requested_schema(schema)
+        # A typed form is adapted to the client's revision; a raw schema is sent as given.
+        requested = (
+            dict(schema) if raw else form_for(self.protocol_version or "", requested_schema(schema))
+        )
         params = ElicitRequestParams(message=message, requested_schema=requested)
         result = await elicit(self.session, params, timeout=timeout)
         if result.action != "accept":

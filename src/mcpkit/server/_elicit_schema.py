@@ -17,9 +17,10 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from ..exceptions import LocalProtocolError, RemoteProtocolError
+from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError
+from ..types import V2025_11_25
 
-__all__ = ["answer_as", "requested_schema"]
+__all__ = ["answer_as", "form_for", "requested_schema"]
 
 T = TypeVar("T")
 _PRIMITIVE: Final = frozenset({"string", "number", "integer", "boolean"})
@@ -128,6 +129,33 @@ def _check(name: str, prop: dict[str, Any]) -> dict[str, Any]:
             "not allow"
         )
     return prop
+
+
+def form_for(version: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A requested schema as a client of ``version`` understands it.
+
+    Defaults (SEP-1034) and the titled and multi-select enum shapes (SEP-1330) arrived in
+    2025-11-25. For 2025-06-18 a titled single select becomes the legacy ``enum`` +
+    ``enumNames`` form and defaults are left out; multi-select has no older form.
+
+    Raises:
+        CapabilityError: the form needs a shape ``version`` cannot express.
+    """
+    if version >= V2025_11_25:
+        return schema
+    properties: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        prop = {k: v for k, v in prop.items() if k != "default"}
+        if prop.get("type") == "array":
+            raise CapabilityError(
+                f"elicitation field {name!r} is a multi-select, which needs protocol 2025-11-25"
+            )
+        if "oneOf" in prop:
+            options = prop.pop("oneOf")
+            prop["enum"] = [option["const"] for option in options]
+            prop["enumNames"] = [option.get("title", str(option["const"])) for option in options]
+        properties[name] = prop
+    return {**schema, "properties": properties}
 
 
 def answer_as(content: Any, tp: type[T]) -> T:

@@ -24,6 +24,7 @@ from ..types import (
     SetLevelRequestParams,
     negotiate_version,
 )
+from ._compat import capabilities_for
 from ._context import RequestContext
 from ._logbridge import current_request
 
@@ -134,7 +135,7 @@ class ServerSession:
         )
         return InitializeResult(
             protocol_version=version,
-            capabilities=self.server.capabilities(),
+            capabilities=capabilities_for(version, self.server.capabilities()),
             server_info=self.server.info,
             instructions=UNSET if self.server.instructions is None else self.server.instructions,
         )
