@@ -628,3 +628,29 @@ async def test_multi_select_needs_2025_11_25() -> None:
 def test_add_tool_points_to_the_decorator() -> None:
     with pytest.raises(LocalProtocolError, match=r"@server\.tool"):
         Server("x").add_tool(object(), object())
+
+
+async def test_hand_written_schema_with_kwargs() -> None:
+    """A hand-given schema may use names that are not Python identifiers: **kwargs."""
+    server = Server("raw")
+    schema = {
+        "type": "object",
+        "properties": {"first-name": {"type": "string"}, "$weird": {"type": "integer"}},
+        "required": ["first-name"],
+    }
+
+    @server.tool(input_schema=schema, output_schema={"type": "object"})
+    async def greet(ctx: RequestContext, **arguments: Any) -> dict[str, Any]:
+        """Greet with odd argument names."""
+        assert isinstance(ctx, RequestContext)
+        return {"hello": arguments["first-name"], "n": arguments.get("$weird")}
+
+    async with connect_memory(server) as c:
+        tools = [t async for t in c.iter_tools()]
+        assert tools[0].input_schema == schema
+        assert tools[0].description == "Greet with odd argument names."
+        result = await c.call_tool("greet", {"first-name": "Ada", "$weird": 3})
+        assert result.structured_content == {"hello": "Ada", "n": 3}
+        bad = await c.call_tool("greet", {"$weird": "x"})
+        assert bad.is_error is True
+        assert "first-name" in text(bad)

@@ -9,6 +9,7 @@ read and act on, never a traceback (``server/tools.mdx``, "Error Handling").
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +37,9 @@ from ..types import (
     ToolAnnotations,
 )
 from ._context import RequestContext
+from ._docstrings import parse_docstring
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
+from ._typeschema import is_context, type_hints
 
 __all__ = ["FunctionTool", "ToolRegistry"]
 
@@ -54,8 +57,12 @@ class FunctionTool:
 
     tool: Tool
     fn: Callable[..., Any]
-    schema: FunctionSchema | None  # None when the input schema was given by hand
+    #: None for a hand-given schema served by a ``**kwargs`` function (no Python signature
+    #: to derive anything from: the arguments object is passed as it is).
+    schema: FunctionSchema | None
     raw_validator: Any = None  # a compiled JSON Schema validator for hand-given schemas
+    context_param: str | None = None
+    is_async: bool = True
 
     @property
     def name(self) -> str:
@@ -102,19 +109,37 @@ class ToolRegistry:
             LocalProtocolError: the name is taken or invalid, or the signature cannot be
                 described (``*args``, unresolvable annotations, ...).
         """
-        schema = function_schema(
-            fn, name=name, description=description, strict=self.strict if strict is None else strict
-        )
         raw_validator = None
         if input_schema is not None:
             raw_validator = compile_schema(input_schema)
-        final_output = dict(output_schema) if output_schema is not None else schema.output_schema
+        schema: FunctionSchema | None
+        if input_schema is not None and _takes_var_keyword(fn):
+            # The hand-given schema may name properties that are not Python identifiers, or
+            # leave additional properties open: the function takes them all as **kwargs.
+            schema = None
+            context_param = _context_param(fn)
+            is_async = inspect.iscoroutinefunction(fn)
+            tool_name = name or fn.__name__
+            tool_description = description or _summary(fn)
+            derived_output = None
+        else:
+            schema = function_schema(
+                fn,
+                name=name,
+                description=description,
+                strict=self.strict if strict is None else strict,
+            )
+            context_param, is_async = schema.context_param, schema.is_async
+            tool_name, tool_description = schema.name, schema.description
+            derived_output = schema.output_schema
+        final_output = dict(output_schema) if output_schema is not None else derived_output
+        assert input_schema is not None or schema is not None
         tool = Tool(
-            name=schema.name,
+            name=tool_name,
             title=UNSET if title is None else title,
-            description=UNSET if schema.description is None else schema.description,
+            description=UNSET if tool_description is None else tool_description,
             # A hand-given schema is kept exactly as given, 2020-12 keywords included.
-            input_schema=dict(input_schema) if input_schema is not None else schema.input_schema,
+            input_schema=dict(input_schema) if input_schema is not None else schema.input_schema,  # type: ignore[union-attr]
             output_schema=UNSET if final_output is None else final_output,
             annotations=UNSET if annotations is None else annotations,
             icons=UNSET if icons is None else list(icons),
@@ -126,7 +151,7 @@ class ToolRegistry:
             )
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
-        entry = FunctionTool(tool, fn, schema, raw_validator)
+        entry = FunctionTool(tool, fn, schema, raw_validator, context_param, is_async)
         self._tools[tool.name] = entry
         return entry
 
@@ -146,7 +171,6 @@ class ToolRegistry:
         if entry is None:
             raise RPCError.invalid_params(f"Unknown tool: {name!r}")
         schema = entry.schema
-        assert schema is not None
         try:
             if entry.raw_validator is not None:
                 errors = entry.raw_validator.errors(dict(arguments))
@@ -155,13 +179,14 @@ class ToolRegistry:
                     return _error(f"Invalid arguments: {detail}")
                 kwargs = dict(arguments)
             else:
+                assert schema is not None
                 kwargs = schema.bind(arguments)
         except ArgumentError as exc:
             return _error(str(exc))
-        if schema.context_param is not None:
-            kwargs[schema.context_param] = ctx
+        if entry.context_param is not None:
+            kwargs[entry.context_param] = ctx
         try:
-            if schema.is_async:
+            if entry.is_async:
                 value = await entry.fn(**kwargs)
             else:
                 value = await anyio.to_thread.run_sync(functools.partial(entry.fn, **kwargs))
@@ -190,13 +215,38 @@ class ToolRegistry:
             return CallToolResult(content=to_content(value))
         output_schema = entry.tool.output_schema
         schema = entry.schema
-        if output_schema is not UNSET and schema is not None and schema.output_schema is not None:
-            structured = schema.structure(value)
+        if output_schema is not UNSET:
+            if schema is not None and schema.output_schema is not None:
+                structured = schema.structure(value)
+            else:  # a hand-given output schema: send the value as it is
+                try:
+                    structured = msgspec.to_builtins(value)
+                except TypeError as exc:
+                    raise ResultError([("", f"the result is not JSON: {exc}")]) from exc
             # Structured results also travel as text for clients without structured
             # output (server/tools.mdx 2025-06-18, "Structured Content").
             text = _JSON.encode(structured).decode()
             return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
         return CallToolResult(content=to_content(value))
+
+
+def _takes_var_keyword(fn: Callable[..., Any]) -> bool:
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()
+    )
+
+
+def _context_param(fn: Callable[..., Any]) -> str | None:
+    signature = inspect.signature(fn)
+    hints = type_hints(fn, signature, fn.__name__)
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is not inspect.Parameter.VAR_KEYWORD and is_context(hints.get(name)):
+            return str(name)
+    return None
+
+
+def _summary(fn: Callable[..., Any]) -> str | None:
+    return parse_docstring(inspect.getdoc(fn) or "").description or None
 
 
 def _is_content(value: Any) -> bool:
