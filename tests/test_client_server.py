@@ -336,3 +336,27 @@ def test_duplicate_tool_name() -> None:
 def test_client_refuses_unsupported_requested_version() -> None:
     with pytest.raises(LocalProtocolError):
         Client(StdioTransport("x"), protocol_version="1999-01-01")
+
+
+async def test_client_keeps_its_requests_under_the_server_cap() -> None:
+    """More concurrent calls than the server accepts in flight wait on the client side."""
+    server = LowLevelServer("capped", max_in_flight=4)
+
+    async def slow(ctx: RequestContext, args: dict[str, Any]) -> str:
+        await anyio.sleep(0.01)
+        return "ok"
+
+    server.add_tool(Tool(name="slow", input_schema={"type": "object"}), slow)
+    async with connect_memory(server, max_concurrent_requests=4) as client:
+        results: list[str] = []
+
+        async def call() -> None:
+            result = await client.call_tool("slow")
+            content = result.content[0]
+            assert isinstance(content, TextContent)
+            results.append(content.text)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(40):
+                tg.start_soon(call)
+    assert results == ["ok"] * 40

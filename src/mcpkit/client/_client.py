@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+import anyio
 import msgspec
 from msgspec import UNSET
 
@@ -77,6 +78,9 @@ class Client(ClientMethods):
             failing: ``"params": null``, results missing required members (filled with
             empty values), and structured content that does not match the tool's
             ``outputSchema``. Strict (``False``) by default.
+        max_concurrent_requests: most requests this client has in flight at once; more
+            wait their turn here instead of being refused by the server (mcpkit servers
+            answer -32000 beyond 100 in flight by default).
         limits: bounds on incoming messages.
     """
 
@@ -101,6 +105,7 @@ class Client(ClientMethods):
         on_list_changed: Any = None,
         on_elicitation_complete: Any = None,
         tolerant: bool = False,
+        max_concurrent_requests: int = 64,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         if protocol_version not in supported_versions:
@@ -126,6 +131,10 @@ class Client(ClientMethods):
         self.max_timeout = max_timeout
         self._limits = limits
         self.tolerant = tolerant
+        if max_concurrent_requests < 1:
+            raise LocalProtocolError("max_concurrent_requests must be at least 1")
+        self._max_concurrent = max_concurrent_requests
+        self._limiter: anyio.Semaphore | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._endpoint: Endpoint | None = None
         self._init: InitializeResult | None = None
@@ -133,6 +142,7 @@ class Client(ClientMethods):
     # -- lifecycle ----------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
+        self._limiter = anyio.Semaphore(self._max_concurrent)
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
@@ -232,17 +242,18 @@ class Client(ClientMethods):
             RemoteProtocolError: the answer did not match ``result_type``.
             ConnectionClosedError: the connection ended.
         """
-        if self._endpoint is None:
+        if self._endpoint is None or self._limiter is None:
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
-        raw = await self._endpoint.request(
-            method,
-            params,
-            timeout=self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout,
-            max_timeout=self.max_timeout
-            if isinstance(max_timeout, msgspec.UnsetType)
-            else max_timeout,
-            on_progress=on_progress,
-        )
+        async with self._limiter:
+            raw = await self._endpoint.request(
+                method,
+                params,
+                timeout=self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout,
+                max_timeout=self.max_timeout
+                if isinstance(max_timeout, msgspec.UnsetType)
+                else max_timeout,
+                on_progress=on_progress,
+            )
         try:
             return msgspec.json.decode(raw, type=result_type)
         except msgspec.ValidationError as exc:
