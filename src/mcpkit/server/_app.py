@@ -13,7 +13,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar, overload
 
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from .._version import __version__
 from ..exceptions import LocalProtocolError, RPCError
@@ -47,10 +47,9 @@ from ..types import (
     UnsubscribeRequestParams,
 )
 from ._compat import (
+    described_for,
     prompt_for,
     prompt_message_for,
-    resource_for,
-    template_for,
     tool_for,
     tool_result_for,
 )
@@ -65,6 +64,7 @@ from ._tools import ToolRegistry
 __all__ = ["CompletionHandler", "Server"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 #: ``(ref, argument, value, context_arguments) -> values`` (sync or async).
 CompletionHandler = Callable[
     [CompletionReference, str, str, dict[str, str]],
@@ -353,15 +353,27 @@ class Server(LowLevelServer):
 
     # -- handlers -----------------------------------------------------------------------
 
+    def _listing(
+        self,
+        ctx: RequestContext,
+        items: Sequence[T],
+        cursor: str | UnsetType,
+        adapt: Callable[[str, T], T],
+    ) -> tuple[list[T], str | UnsetType]:
+        """One page of ``items`` as the session's revision sees them, and the next cursor."""
+        page, next_cursor = self.page(items, cursor)
+        version = ctx.protocol_version or ""
+        return [
+            adapt(version, item) for item in page
+        ], UNSET if next_cursor is None else next_cursor
+
     async def _list_tools(
         self, ctx: RequestContext, params: ListToolsRequestParams
     ) -> ListToolsResult:
-        page, cursor = self.page(self.tool_registry.definitions(), params.cursor)
-        version = ctx.protocol_version or ""
-        return ListToolsResult(
-            tools=[tool_for(version, t) for t in page],
-            next_cursor=UNSET if cursor is None else cursor,
+        tools, cursor = self._listing(
+            ctx, self.tool_registry.definitions(), params.cursor, tool_for
         )
+        return ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def _call_tool(
         self, ctx: RequestContext, params: CallToolRequestParams
@@ -373,22 +385,16 @@ class Server(LowLevelServer):
     async def _list_resources(
         self, ctx: RequestContext, params: PaginatedRequestParams
     ) -> ListResourcesResult:
-        page, cursor = self.page(self.resource_registry.resources(), params.cursor)
-        version = ctx.protocol_version or ""
-        return ListResourcesResult(
-            resources=[resource_for(version, r) for r in page],
-            next_cursor=UNSET if cursor is None else cursor,
-        )
+        items = self.resource_registry.resources()
+        resources, cursor = self._listing(ctx, items, params.cursor, described_for)
+        return ListResourcesResult(resources=resources, next_cursor=cursor)
 
     async def _list_templates(
         self, ctx: RequestContext, params: PaginatedRequestParams
     ) -> ListResourceTemplatesResult:
-        page, cursor = self.page(self.resource_registry.templates(), params.cursor)
-        version = ctx.protocol_version or ""
-        return ListResourceTemplatesResult(
-            resource_templates=[template_for(version, t) for t in page],
-            next_cursor=UNSET if cursor is None else cursor,
-        )
+        items = self.resource_registry.templates()
+        templates, cursor = self._listing(ctx, items, params.cursor, described_for)
+        return ListResourceTemplatesResult(resource_templates=templates, next_cursor=cursor)
 
     async def _read_resource(
         self, ctx: RequestContext, params: ReadResourceRequestParams
@@ -415,12 +421,9 @@ class Server(LowLevelServer):
     async def _list_prompts(
         self, ctx: RequestContext, params: PaginatedRequestParams
     ) -> ListPromptsResult:
-        page, cursor = self.page(self.prompt_registry.definitions(), params.cursor)
-        version = ctx.protocol_version or ""
-        return ListPromptsResult(
-            prompts=[prompt_for(version, p) for p in page],
-            next_cursor=UNSET if cursor is None else cursor,
-        )
+        items = self.prompt_registry.definitions()
+        prompts, cursor = self._listing(ctx, items, params.cursor, prompt_for)
+        return ListPromptsResult(prompts=prompts, next_cursor=cursor)
 
     async def _get_prompt(
         self, ctx: RequestContext, params: GetPromptRequestParams

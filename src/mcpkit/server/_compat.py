@@ -10,6 +10,7 @@ negotiated version, in one place, so tool authors write one server for every cli
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -39,8 +40,7 @@ __all__ = [
     "content_for",
     "prompt_for",
     "prompt_message_for",
-    "resource_for",
-    "template_for",
+    "described_for",
     "tool_for",
     "tool_result_for",
 ]
@@ -112,24 +112,18 @@ def tool_result_for(version: str, result: CallToolResult) -> CallToolResult:
     return _replace(result, **changes)
 
 
-def resource_for(version: str, resource: Resource) -> Resource:
-    """A resource without members newer than ``version``."""
+_Described = TypeVar("_Described", Resource, ResourceTemplate)
+
+
+def described_for(version: str, item: _Described) -> _Described:
+    """A resource or resource template without members newer than ``version`` (icons
+    arrived in 2025-11-25; title and ``_meta`` in 2025-06-18)."""
     if version >= V2025_11_25:
-        return resource
+        return item
     changes: dict[str, object] = {"icons": UNSET}
     if version < V2025_06_18:
         changes.update(title=UNSET, meta=UNSET)
-    return _replace(resource, **changes)
-
-
-def template_for(version: str, template: ResourceTemplate) -> ResourceTemplate:
-    """A resource template without members newer than ``version``."""
-    if version >= V2025_11_25:
-        return template
-    changes: dict[str, object] = {"icons": UNSET}
-    if version < V2025_06_18:
-        changes.update(title=UNSET, meta=UNSET)
-    return _replace(template, **changes)
+    return _replace(item, **changes)
 
 
 def prompt_for(version: str, prompt: Prompt) -> Prompt:
