@@ -123,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
             from ._codec import run_codec
 
             _log("codec ...")
-            results["codec"] = run_codec(sample_s=n["codec_sample_s"], repeats=n["codec_repeats"])
+            results["codec"] = run_codec(
+                sample_s=n["codec_sample_s"],
+                repeats=n["codec_repeats"],
+                instructions=not args.quick,
+            )
         if "stdio" in sections:
             from ._stdio import StdioConfig, run_stdio
 
