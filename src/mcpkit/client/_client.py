@@ -13,7 +13,7 @@ from msgspec import UNSET
 
 from .._version import __version__
 from ..aio import Endpoint, InboundRequest, MessageChannel, ProgressCallback
-from ..exceptions import ConnectionClosedError, LocalProtocolError, RemoteProtocolError
+from ..exceptions import ConnectionClosedError, LocalProtocolError, RemoteProtocolError, RPCError
 from ..protocol import DEFAULT_LIMITS, Connection, Limits
 from ..types import (
     HANDSHAKE_VERSIONS,
@@ -22,11 +22,13 @@ from ..types import (
     V2025_06_18,
     V2025_11_25,
     ClientCapabilities,
+    ErrorCode,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
     Root,
     ServerCapabilities,
+    method_spec,
 )
 from ._callbacks import (
     ClientHandlers,
@@ -138,6 +140,7 @@ class Client(ClientMethods):
         self._stack: contextlib.AsyncExitStack | None = None
         self._endpoint: Endpoint | None = None
         self._init: InitializeResult | None = None
+        self._declared = ClientCapabilities()
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -179,9 +182,10 @@ class Client(ClientMethods):
             await stack.aclose()
 
     async def _initialize(self) -> None:
+        self._declared = _capabilities_for(self._requested_version, self.capabilities)
         params = InitializeRequestParams(
             protocol_version=self._requested_version,
-            capabilities=_capabilities_for(self._requested_version, self.capabilities),
+            capabilities=self._declared,
             client_info=self.client_info,
         )
         result = await self.request("initialize", params, InitializeResult)
@@ -291,6 +295,22 @@ class Client(ClientMethods):
         return list(await self.handlers.list_roots())
 
     async def _on_request(self, request: InboundRequest) -> Any:
+        # Serve only what this client declared, in a method the negotiated revision has
+        # (a server may not use an undeclared capability; basic/lifecycle.mdx "Operation").
+        method = request.method
+        spec = method_spec(method)
+        version = self._init.protocol_version if self._init is not None else self._requested_version
+        declared = {
+            "sampling/createMessage": self._declared.sampling,
+            "elicitation/create": self._declared.elicitation,
+            "roots/list": self._declared.roots,
+        }.get(method, True)
+        if declared is UNSET or (spec is not None and not spec.in_version(version)):
+            raise RPCError(
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {method!r} (not declared by this client for protocol "
+                f"{version})",
+            )
         return await self.handlers.handle_request(request)
 
 
