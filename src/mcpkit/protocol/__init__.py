@@ -6,6 +6,9 @@ or clock (a test enforces it). Every function here is deterministic.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._connection import Connection
 from ._decode import DecodedMessage, DecodedResponse, DecodeFailure, decode_message
 from ._encode import encode_error, encode_notification, encode_request, encode_result
@@ -22,10 +25,17 @@ from ._events import (
     ResponseReceived,
 )
 from ._framing import FrameTooLarge, LineBuffer, encode_line
-from ._jsonschema import SchemaError, SchemaValidationError, SchemaValidator, compile_schema
 from ._lifecycle import HandshakeState, ServerHandshake
 from ._limits import DEFAULT_LIMITS, Limits
-from ._uri_template import UriTemplate, is_template
+
+if TYPE_CHECKING:
+    from ._jsonschema import (
+        SchemaError,
+        SchemaValidationError,
+        SchemaValidator,
+        compile_schema,
+    )
+    from ._uri_template import UriTemplate, is_template
 
 __all__ = [
     # connection
@@ -68,3 +78,22 @@ __all__ = [
     "SchemaValidator",
     "compile_schema",
 ]
+
+# URI templates and JSON Schema validation load on first use (they compile tables).
+_LAZY = {
+    "UriTemplate": "._uri_template",
+    "is_template": "._uri_template",
+    "SchemaError": "._jsonschema",
+    "SchemaValidationError": "._jsonschema",
+    "SchemaValidator": "._jsonschema",
+    "compile_schema": "._jsonschema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit.protocol' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

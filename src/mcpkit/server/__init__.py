@@ -2,18 +2,24 @@
 :mod:`mcpkit.client`.
 
 :class:`Server` is the decorator API; :class:`LowLevelServer` the handler table it is
-built on.
+built on. The decorator API's modules (signatures, schemas, registries) load on first use,
+so a low-level server starts without them.
 """
 
 from __future__ import annotations
 
-from ._app import CompletionHandler, Server
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._context import Elicitation, RequestContext
-from ._files import DirectoryResources
 from ._lowlevel import LowLevelServer, ToolHandler, ToolResult
-from ._results import ResultError
 from ._session import ServerSession
-from ._signature import ArgumentError, FunctionSchema, function_schema
+
+if TYPE_CHECKING:
+    from ._app import CompletionHandler, Server
+    from ._files import DirectoryResources
+    from ._results import ResultError
+    from ._signature import ArgumentError, FunctionSchema, function_schema
 
 __all__ = [
     "ArgumentError",
@@ -30,3 +36,26 @@ __all__ = [
     "ToolResult",
     "function_schema",
 ]
+
+_LAZY = {
+    "Server": "._app",
+    "CompletionHandler": "._app",
+    "DirectoryResources": "._files",
+    "ResultError": "._results",
+    "ArgumentError": "._signature",
+    "FunctionSchema": "._signature",
+    "function_schema": "._signature",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit.server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
@@ -227,6 +226,8 @@ class RequestContext:
         Raises:
             CapabilityError: the client did not declare ``elicitation.url``.
         """
+        import secrets
+
         from ._peer import elicit
 
         params = ElicitRequestParams(
