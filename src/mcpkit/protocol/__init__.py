@@ -1,4 +1,5 @@
-"""The sans-I/O protocol core: framing, codec and the connection state machines.
+"""The sans-I/O protocol core: framing, codec, SSE, HTTP rules and the connection state
+machines.
 
 Layer 1 of mcpkit. Imports :mod:`mcpkit.types` only: no asyncio, anyio, threads, sockets
 or clock (a test enforces it). Every function here is deterministic.
@@ -25,8 +26,17 @@ from ._events import (
     ResponseReceived,
 )
 from ._framing import FrameTooLarge, LineBuffer, encode_line
+from ._http import (
+    SESSION_ID_MAX_LENGTH,
+    TransportSecurity,
+    accepts,
+    media_type,
+    new_session_id,
+    valid_session_id,
+)
 from ._lifecycle import HandshakeState, ServerHandshake
 from ._limits import DEFAULT_LIMITS, Limits
+from ._sse import SSEEvent, SSEParser, encode_comment, encode_event, encode_retry
 
 if TYPE_CHECKING:
     from ._jsonschema import (
@@ -66,6 +76,19 @@ __all__ = [
     "FrameTooLarge",
     "LineBuffer",
     "encode_line",
+    # SSE
+    "SSEEvent",
+    "SSEParser",
+    "encode_comment",
+    "encode_retry",
+    "encode_event",
+    # HTTP rules
+    "SESSION_ID_MAX_LENGTH",
+    "TransportSecurity",
+    "accepts",
+    "media_type",
+    "new_session_id",
+    "valid_session_id",
     # lifecycle
     "HandshakeState",
     "ServerHandshake",

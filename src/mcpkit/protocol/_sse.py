@@ -1,0 +1,356 @@
+"""Server-Sent Events: an encoder and an incremental, linear-time parser (sans-I/O).
+
+Streamable HTTP carries server-to-client messages as an SSE stream (MCP 2025-11-25
+``basic/transports.mdx``, "Streamable HTTP"). The wire format and the parsing algorithm are
+the HTML Living Standard's "Server-sent events" §9.2.5 "Parsing an event stream" and §9.2.6
+"Interpreting an event stream"; the comments below quote the steps they implement.
+
+The parser never rescans bytes: each chunk is split into lines once (``bytes.splitlines``
+splits on exactly CRLF, LF and CR, the three line endings §9.2.5 allows), and only the
+unterminated tail of a chunk is kept for the next one. Memory for one event is bounded by
+``max_event_bytes``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from ..exceptions import LocalProtocolError, RemoteProtocolError
+
+__all__ = ["SSEEvent", "SSEParser", "encode_comment", "encode_event", "encode_retry"]
+
+_BOM = b"\xef\xbb\xbf"
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+# A reconnection time with more significant digits than this is ignored: no sane client
+# waits 10**18 ms, and int() of a long digit string is slow (and capped by
+# sys.int_max_str_digits).
+_MAX_RETRY_DIGITS = 18
+
+
+# --------------------------------------------------------------------------- encoder
+
+
+def encode_event(
+    data: bytes | None,
+    *,
+    event: str | None = None,
+    id: str | None = None,  # the SSE field's name, shadowing the builtin on purpose
+    retry: int | None = None,
+) -> bytes:
+    """Encode one SSE event, terminated by a blank line.
+
+    Fields are written in the order ``id``, ``event``, ``retry``, ``data``, each as
+    ``field: value``. ``data`` is split on CRLF, CR and LF into one ``data:`` line per line
+    (§9.2.6: the receiver joins them with LF, so CRLF and CR in ``data`` arrive as LF).
+    ``data=None`` writes one empty ``data:`` field: with an ``id`` this is the *priming
+    event* MCP 2025-11-25 asks a server to send when it opens a stream (``id: X`` and an
+    empty data field, SEP-1699) so the client can resume with ``Last-Event-ID``.
+
+    Args:
+        data: the event's payload (normally one UTF-8 JSON message), or ``None``.
+        event: the event type; ``None`` leaves the default type ``message``.
+        id: the event ID, which the client echoes in ``Last-Event-ID`` when it reconnects.
+        retry: the reconnection time in milliseconds.
+
+    Raises:
+        LocalProtocolError: ``event`` contains CR or LF; ``id`` contains CR, LF or NUL (the
+            receiver would ignore it, §9.2.6); a string is not encodable as UTF-8; ``retry``
+            is negative or not an int.
+    """
+    # Fast path, the server's per-message case: one data line, no event type or retry.
+    if event is None and retry is None and data and b"\n" not in data and b"\r" not in data:
+        if id is None:
+            return b"data: " + data + b"\n\n"
+        return b"id: " + _id_bytes(id) + b"\ndata: " + data + b"\n\n"
+    parts: list[bytes] = []
+    if id is not None:
+        parts.append(b"id: " + _id_bytes(id) + b"\n")
+    if event is not None:
+        if "\r" in event or "\n" in event:
+            raise LocalProtocolError(f"an SSE event type must not contain CR or LF: {event!r}")
+        parts.append(b"event: " + _utf8(event, "event type") + b"\n")
+    if retry is not None:
+        if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
+            raise LocalProtocolError(
+                f"SSE retry must be a non-negative int of milliseconds, got {retry!r}"
+            )
+        parts.append(b"retry: %d\n" % retry)
+    if not data:
+        parts.append(b"data:\n")
+    else:
+        # "data: " + each line; an empty line still yields an (empty) data field.
+        parts.append(b"data: " + b"\ndata: ".join(_LINE_BREAK.split(data)) + b"\n")
+    parts.append(b"\n")
+    return b"".join(parts)
+
+
+def encode_comment(text: str = "") -> bytes:
+    """Encode a comment line and a blank line (``: text``), e.g. a keep-alive.
+
+    A line starting with a colon is ignored by the receiver (§9.2.6); the blank line makes
+    intermediaries flush. It dispatches nothing, since the data buffer is empty.
+
+    Raises:
+        LocalProtocolError: ``text`` contains CR or LF, or is not encodable as UTF-8.
+    """
+    if "\r" in text or "\n" in text:
+        raise LocalProtocolError(f"an SSE comment must not contain CR or LF: {text!r}")
+    if not text:
+        return b":\n\n"
+    return b": " + _utf8(text, "comment") + b"\n\n"
+
+
+def encode_retry(retry_ms: int) -> bytes:
+    """Encode a block that only sets the client's reconnection delay (``retry: N``): with
+    no data field it dispatches no event (§9.2.6), unlike :func:`encode_event`.
+
+    Raises:
+        LocalProtocolError: ``retry_ms`` is not a non-negative integer.
+    """
+    if isinstance(retry_ms, bool) or not isinstance(retry_ms, int) or retry_ms < 0:
+        raise LocalProtocolError(f"retry must be a non-negative integer, not {retry_ms!r}")
+    return b"retry: %d\n\n" % retry_ms
+
+
+def _id_bytes(value: str) -> bytes:
+    # §9.2.6: an id field whose value contains NULL is ignored by the receiver, so sending
+    # one is a local bug; CR/LF would end the line early.
+    if "\r" in value or "\n" in value or "\0" in value:
+        raise LocalProtocolError(f"an SSE event id must not contain CR, LF or NUL: {value!r}")
+    return _utf8(value, "event id")
+
+
+def _utf8(value: str, what: str) -> bytes:
+    try:
+        return value.encode()
+    except UnicodeEncodeError as exc:
+        raise LocalProtocolError(f"the SSE {what} is not encodable as UTF-8: {exc}") from None
+
+
+# --------------------------------------------------------------------------- parser
+
+
+class SSEEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One dispatched SSE event.
+
+    Attributes:
+        data: the event's data lines joined with LF (§9.2.6), as bytes.
+        event: the event type; ``message`` when the stream named none (or an empty one).
+        id: the value of this event's own ``id`` field, if it had one; the running "last
+            event ID" is :attr:`SSEParser.last_event_id`.
+    """
+
+    data: bytes
+    event: str = "message"
+    id: str | None = None
+
+
+class SSEParser:
+    """Incremental SSE parser (HTML Living Standard §9.2.5-§9.2.6).
+
+    Feed the bytes of one stream as they arrive with :meth:`feed`, which returns the events
+    completed so far; call :meth:`close` at the end of the stream (it also readies the
+    parser for the next connection, keeping :attr:`last_event_id` and :attr:`retry`).
+
+    ``max_event_bytes`` bounds the memory held for one event: at every moment the bytes of
+    the line being read (without its line ending) plus the data collected for the current
+    event (each data line's value plus one LF) must not exceed it. So a single
+    ``data:<value>`` line of exactly ``max_event_bytes`` bytes is accepted, one byte more is
+    not. The check is applied to every complete line as well as to the unterminated tail, so
+    the outcome does not depend on how the stream is split into chunks.
+
+    Attributes:
+        last_event_id: the spec's "last event ID buffer": set by every valid ``id`` field,
+            also in blocks that dispatch nothing; ``""`` initially. Send it as
+            ``Last-Event-ID`` when resuming.
+        retry: the last valid ``retry`` value (the reconnection time, ms), or ``None``.
+
+    Args:
+        max_event_bytes: the limit described above.
+
+    Raises:
+        LocalProtocolError: ``max_event_bytes`` is not positive.
+    """
+
+    __slots__ = (
+        "_bom_pending",
+        "_data",
+        "_data_size",
+        "_error",
+        "_event_id",
+        "_event_type",
+        "_head",
+        "_max",
+        "_partial",
+        "_skip_lf",
+        "last_event_id",
+        "retry",
+    )
+
+    def __init__(self, *, max_event_bytes: int = 16 * 1024 * 1024) -> None:
+        if max_event_bytes <= 0:
+            raise LocalProtocolError("max_event_bytes must be positive")
+        self._max = max_event_bytes
+        self.last_event_id = ""
+        self.retry: int | None = None
+        self._error: str | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._bom_pending = True  # the stream's first bytes may still be a BOM
+        self._head = b""  # up to two bytes that might begin a BOM
+        self._skip_lf = False  # the last line ended with CR: an LF next is part of it
+        self._partial = bytearray()  # the unterminated last line
+        self._data: list[bytes] = []  # the data buffer, one item per data line
+        self._data_size = 0  # len of the spec's data buffer: values plus one LF each
+        self._event_type = ""
+        self._event_id: str | None = None
+
+    @property
+    def error(self) -> str | None:
+        """Why the parser failed (an event exceeded the limit), or ``None``. Check it after
+        handling the events :meth:`feed` returned: the next call raises it, but a stream
+        may send nothing more."""
+        return self._error
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Consume the next bytes of the stream; return the events they complete.
+
+        If the limit is crossed after some events were completed by this chunk, those
+        events are returned and the error is raised by the next call (nothing valid is
+        lost).
+
+        Raises:
+            RemoteProtocolError: an event exceeded ``max_event_bytes``; the parser stays
+                failed and raises on every later call.
+        """
+        if self._error is not None:
+            raise RemoteProtocolError(self._error)
+        if self._bom_pending:
+            # §9.2.5: one leading U+FEFF BOM is skipped; it may arrive split across chunks.
+            head = self._head + chunk
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                self._head = head
+                return []
+            self._bom_pending = False
+            self._head = b""
+            chunk = head[len(_BOM) :] if head.startswith(_BOM) else head
+        if self._skip_lf and chunk:
+            # §9.2.5: CRLF is one line ending even when a chunk ends between CR and LF.
+            self._skip_lf = False
+            if chunk[0] == 0x0A:
+                chunk = chunk[1:]
+        if not chunk:
+            return []
+        events: list[SSEEvent] = []
+        lines = chunk.splitlines(keepends=True)
+        last = lines[-1]
+        tail = b""
+        if last[-1] not in b"\r\n":
+            tail = lines.pop()
+        elif last[-1] == 0x0D:
+            self._skip_lf = True
+        partial = self._partial
+        for piece in lines:
+            # A piece holds line-ending bytes only at its end (at most CRLF).
+            line = piece.rstrip(b"\r\n")
+            if partial:
+                partial += line
+                line = bytes(partial)
+                partial.clear()
+            if len(line) + self._data_size > self._max:
+                return self._fail(events)
+            if line:
+                self._process_line(line)
+            elif self._data:
+                events.append(self._dispatch())
+            else:
+                # §9.2.6 "dispatch the event", step 2: an empty data buffer dispatches
+                # nothing; the buffers are reset.
+                self._event_type = ""
+                self._event_id = None
+        if tail:
+            if len(partial) + len(tail) + self._data_size > self._max:
+                return self._fail(events)
+            partial += tail
+        return events
+
+    def close(self) -> list[SSEEvent]:
+        """End of the stream: discard any incomplete event and get ready for the next one.
+
+        §9.2.6: "If the file ends in the middle of an event, before the final empty line,
+        the incomplete event is not dispatched", so this always returns ``[]``. The BOM rule
+        applies again to the next stream; :attr:`last_event_id` and :attr:`retry` survive,
+        as a reconnecting client needs them.
+
+        Raises:
+            RemoteProtocolError: the parser failed earlier (see :meth:`feed`).
+        """
+        if self._error is not None:
+            raise RemoteProtocolError(self._error)
+        self._reset()
+        return []
+
+    def _fail(self, events: list[SSEEvent]) -> list[SSEEvent]:
+        self._error = (
+            f"an SSE event exceeded the limit of {self._max} bytes (max_event_bytes); "
+            "the stream cannot be parsed further"
+        )
+        self._reset()
+        self._bom_pending = False
+        if events:
+            return events  # raised by the next call; these events are complete and valid
+        raise RemoteProtocolError(self._error)
+
+    def _process_line(self, line: bytes) -> None:
+        # §9.2.6: "If the line starts with a U+003A COLON character (:) - Ignore the line."
+        if line[0] == 0x3A:
+            return
+        colon = line.find(b":")
+        if colon < 0:
+            # "Otherwise, the string is not empty but does not contain a U+003A COLON
+            # character (:)": the whole line is the field name, the value is empty.
+            name, value = line, b""
+        else:
+            name = line[:colon]
+            # "If value starts with a U+0020 SPACE character, remove it from value."
+            start = colon + 2 if line[colon + 1 : colon + 2] == b" " else colon + 1
+            value = line[start:]
+        # Field names are compared as bytes: a name with invalid UTF-8 decodes (with
+        # replacement) to something that is never one of these four.
+        if name == b"data":
+            # "Append the field value to the data buffer, then append a single U+000A LINE
+            # FEED (LF) character to the data buffer."
+            self._data.append(value)
+            self._data_size += len(value) + 1
+        elif name == b"event":
+            self._event_type = value.decode("utf-8", "replace")
+        elif name == b"id":
+            # "If the field value does not contain U+0000 NULL, then set the last event ID
+            # buffer to the field value. Otherwise, ignore the field."
+            if b"\0" not in value:
+                self.last_event_id = self._event_id = value.decode("utf-8", "replace")
+        elif name == b"retry":
+            # "If the field value consists of only ASCII digits, then interpret the field
+            # value as an integer in base ten ... Otherwise, ignore the field."
+            # bytes.isdigit(): ASCII digits only, False when empty.
+            significant = value.lstrip(b"0")
+            if value.isdigit() and len(significant) <= _MAX_RETRY_DIGITS:
+                self.retry = int(significant or b"0")
+        # "Otherwise: The field is ignored."
+
+    def _dispatch(self) -> SSEEvent:
+        # §9.2.6 "dispatch the event": the data buffer without its trailing LF is the data
+        # lines joined with LF; an empty event type buffer means "message".
+        event = SSEEvent(
+            data=b"\n".join(self._data),
+            event=self._event_type or "message",
+            id=self._event_id,
+        )
+        self._data = []
+        self._data_size = 0
+        self._event_type = ""
+        self._event_id = None
+        return event
