@@ -12,6 +12,9 @@
     ├── RequestTimeoutError            a request got no answer in time (also TimeoutError)
     ├── ConnectionClosedError          the connection ended before the answer arrived
     └── TransportError                 a transport could not be opened or broke
+        ├── MessageNotDelivered        one message could not be delivered (the
+        │                              connection stays up; e.g. HTTP 500 on its POST)
+        └── SessionExpiredError        the server no longer knows this session (HTTP 404)
 
 Local misuse and remote violations are different types because the caller's response to
 each differs (h11's ``LocalProtocolError`` / ``RemoteProtocolError`` split).
@@ -36,6 +39,8 @@ __all__ = [
     "RequestTimeoutError",
     "ToolError",
     "TransportError",
+    "MessageNotDelivered",
+    "SessionExpiredError",
 ]
 
 
@@ -124,4 +129,27 @@ class ConnectionClosedError(MCPError):
 
 
 class TransportError(MCPError):
-    """A transport failed to open or broke in a way that ends the connection."""
+    """A transport failed to open, broke, or could not carry a message.
+
+    Attributes:
+        status: the HTTP status behind the failure, if there was one (informational: HTTP
+            statuses are never JSON-RPC error codes).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class MessageNotDelivered(TransportError):
+    """One message could not be delivered; the connection itself is still usable.
+
+    Raised, for example, when an HTTP server answers a POST with an error status, or when a
+    server has no open stream on which to send a request to its client.
+    """
+
+
+class SessionExpiredError(TransportError):
+    """The server ended or forgot this session (Streamable HTTP: 404 for a request carrying
+    a session id, ``basic/transports.mdx`` "Session Management"); a new session must be
+    initialized."""

@@ -14,11 +14,17 @@ from ._calls import (
     RequestGate,
     RequestHandler,
 )
-from ._channel import MemoryChannel, MessageChannel, memory_channel_pair
+from ._channel import DeliveryFailed, MemoryChannel, MessageChannel, memory_channel_pair
 from ._endpoint import Endpoint
+from ._eventstore import EventStore, MemoryEventStore, Replay
+from ._route import ReplyRoute, current_route
 
 __all__ = [
+    "DeliveryFailed",
     "Endpoint",
+    "EventStore",
+    "MemoryEventStore",
+    "Replay",
     "InboundRequest",
     "MemoryChannel",
     "MessageChannel",
@@ -26,6 +32,8 @@ __all__ = [
     "PROCEED",
     "ProgressCallback",
     "RequestGate",
+    "ReplyRoute",
     "RequestHandler",
+    "current_route",
     "memory_channel_pair",
 ]

@@ -18,6 +18,7 @@ from ..types import ProgressNotificationParams, ProgressToken, RequestId
 
 if TYPE_CHECKING:
     from ._endpoint import Endpoint
+    from ._route import ReplyRoute
 
 __all__ = [
     "PROCEED",
@@ -42,6 +43,8 @@ class InboundRequest:
     params: Raw | None
     progress_token: ProgressToken | None
     endpoint: Endpoint
+    #: Where the answer and related messages go (``None``: the connection's channel).
+    route: ReplyRoute | None = None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -9,14 +9,27 @@ gone and :class:`anyio.ClosedResourceError` after :meth:`aclose`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol import FrameTooLarge
+from ..types import RequestId
 
-__all__ = ["MemoryChannel", "MessageChannel", "memory_channel_pair"]
+__all__ = ["DeliveryFailed", "MemoryChannel", "MessageChannel", "memory_channel_pair"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryFailed:
+    """Received instead of a message when the transport knows that one of our requests
+    will never be answered (for example its HTTP response stream broke and could not be
+    resumed): the pending call fails with ``error`` at once instead of waiting out its
+    timeout."""
+
+    request_id: RequestId
+    error: Exception
 
 
 @runtime_checkable
@@ -42,10 +55,13 @@ class MessageChannel(Protocol):
         Raises:
             anyio.BrokenResourceError: the peer is gone.
             anyio.ClosedResourceError: this channel was closed.
+            mcpkit.exceptions.MessageNotDelivered: this one message could not be delivered
+                (the channel stays usable).
         """
 
-    async def receive(self) -> bytes | FrameTooLarge:
-        """Receive one message, or a marker for a message the framing discarded as too large.
+    async def receive(self) -> bytes | FrameTooLarge | DeliveryFailed:
+        """Receive one message, or a marker: for a message the framing discarded as too
+        large, or for one of our requests that the transport could not deliver.
 
         Raises:
             anyio.EndOfStream: the peer closed its side; nothing more will arrive.

@@ -27,6 +27,7 @@ from msgspec import UNSET, Raw
 from ..exceptions import (
     ConnectionClosedError,
     LocalProtocolError,
+    MessageNotDelivered,
     RemoteProtocolError,
     RequestTimeoutError,
     RPCError,
@@ -58,7 +59,8 @@ from ._calls import (
     _call_progress,
     _Waiter,
 )
-from ._channel import MessageChannel
+from ._channel import DeliveryFailed, MessageChannel
+from ._route import _CURRENT, ReplyRoute
 
 __all__ = ["Endpoint"]
 
@@ -99,6 +101,9 @@ class Endpoint:
         drain_timeout: seconds :meth:`run` lets unfinished requests complete after the
             peer stopped sending, before cancelling them.
         connection: a pre-configured connection (tests); one is created otherwise.
+        autoreceive: whether entering the endpoint starts the loop reading the channel.
+            ``False`` for transports that read messages themselves and hand them to
+            :meth:`dispatch` (Streamable HTTP).
     """
 
     def __init__(
@@ -112,6 +117,7 @@ class Endpoint:
         max_in_flight: int = 100,
         drain_timeout: float = 2.0,
         connection: Connection | None = None,
+        autoreceive: bool = True,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
@@ -123,14 +129,17 @@ class Endpoint:
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
         self._idle: anyio.Event | None = None  # set when the last handler finishes
-        self._soon: deque[bytes] = deque()  # notify_soon() messages, in order
+        # notify_soon() messages, in order, each with the route it belongs to.
+        self._soon: deque[tuple[bytes, ReplyRoute | None]] = deque()
         self._draining = False
         self._waiters: dict[RequestId, _Waiter] = {}
         # A handler in flight: its cancel scope (trio) or its asyncio task (see _spawn).
         self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None]] = {}
+        self._routes: dict[RequestId, ReplyRoute] = {}  # of native handlers with a route
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = anyio.Event()
+        self._autoreceive = autoreceive
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -138,7 +147,8 @@ class Endpoint:
         self._loop = _running_asyncio_loop()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        self._task_group.start_soon(self._receive_loop)
+        if self._autoreceive:
+            self._task_group.start_soon(self._receive_loop)
         return self
 
     async def __aexit__(
@@ -156,6 +166,27 @@ class Endpoint:
             with anyio.CancelScope(shield=True):
                 await self._cancel_native_handlers()
                 await self._close_channel()
+
+    def attach(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Serve without a receive loop or a task group of its own: handlers run in
+        ``task_group`` (owned by the caller, e.g. an HTTP app shared by many sessions) and
+        messages arrive through :meth:`dispatch`. End with :meth:`detach`. Must be called
+        from a task running on the event loop that will serve.
+        """
+        self._loop = _running_asyncio_loop()
+        self._task_group = task_group
+
+    async def detach(self) -> None:
+        """End an :meth:`attach`-ed endpoint: pending calls fail, handlers are cancelled
+        (and awaited on asyncio), the channel is closed."""
+        self._fail_pending()
+        for handler in list(self._handlers.values()):
+            if isinstance(handler, anyio.CancelScope):
+                handler.cancel()
+        with anyio.CancelScope(shield=True):
+            await self._cancel_native_handlers()
+            await self._close_channel()
+        self._task_group = None
 
     async def run(self) -> None:
         """Serve until the peer closes the channel, then close it.
@@ -218,21 +249,62 @@ class Endpoint:
                     frame = await self.channel.receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
+                if isinstance(frame, DeliveryFailed):
+                    self.connection.forget(frame.request_id)
+                    self._settle(frame.request_id, error=frame.error)
+                    continue
                 if isinstance(frame, FrameTooLarge):
                     event = self.connection.receive_oversized(frame.limit)
                 else:
                     event = self.connection.receive_message(frame)
                 try:
-                    await self._dispatch(event)
+                    await self.dispatch(event)
                 except ConnectionClosedError:
                     break  # our side broke (the peer stopped reading)
         finally:
             self._fail_pending()
 
-    async def _dispatch(self, event: Event) -> None:
+    async def dispatch(self, event: Event, route: ReplyRoute | None = None) -> int:
+        """Act on one event decoded by :attr:`connection` (the receive loop does this for
+        every message from the channel; a transport that reads messages itself, such as
+        Streamable HTTP, calls it directly).
+
+        Everything the event's requests produce goes through ``route`` when one is given
+        (see :class:`ReplyRoute`), otherwise over the channel. Returns how many times
+        ``route.finish`` will be called because of this event (some calls may already have
+        happened): 0 when nothing answers it (notifications, responses).
+
+        Raises:
+            ConnectionClosedError: a reply could not be sent because the connection ended.
+        """
         if isinstance(event, RequestReceived):
-            await self._start_handler(event)
-        elif isinstance(event, ResponseReceived):
+            await self._start_handler(event, route)
+            return 1
+        if isinstance(event, BatchReceived):
+            requests = 0
+            for inner in event.events:
+                requests += await self.dispatch(inner, route)
+            if event.reply is not None:
+                await self._finish(route, event.reply)
+                return requests + 1
+            return requests
+        if isinstance(event, MessageRejected):
+            log = logger.debug if event.level == "debug" else logger.warning
+            log("%s", event.reason)
+            if event.reply is not None:
+                await self._finish(route, event.reply)
+                return 1
+            return 0
+        self._dispatch_other(event)
+        if isinstance(event, NotificationReceived) and self._on_notification is not None:
+            try:
+                await self._on_notification(event.method, event.params)
+            except Exception:
+                logger.exception("notification handler for %r failed", event.method)
+        return 0
+
+    def _dispatch_other(self, event: Event) -> None:
+        if isinstance(event, ResponseReceived):
             self._settle(event.request_id, result=event.result)
         elif isinstance(event, ErrorReceived):
             self._settle(event.request_id, error=RPCError.from_error(event.error))
@@ -250,22 +322,6 @@ class Endpoint:
                 if isinstance(handler, asyncio.Task):
                     # A task cancelled before its first step never runs its own cleanup.
                     handler.add_done_callback(lambda task: self._reap(rid, task))
-        elif isinstance(event, NotificationReceived):
-            if self._on_notification is not None:
-                try:
-                    await self._on_notification(event.method, event.params)
-                except Exception:
-                    logger.exception("notification handler for %r failed", event.method)
-        elif isinstance(event, BatchReceived):
-            for inner in event.events:
-                await self._dispatch(inner)
-            if event.reply is not None:
-                await self.send_raw(event.reply)
-        elif isinstance(event, MessageRejected):
-            log = logger.debug if event.level == "debug" else logger.warning
-            log("%s", event.reason)
-            if event.reply is not None:
-                await self.send_raw(event.reply)
 
     def _settle(
         self, rid: RequestId, *, result: Raw | None = None, error: BaseException | None = None
@@ -285,24 +341,22 @@ class Endpoint:
             waiter.scope.deadline = min(anyio.current_time() + waiter.timeout, waiter.hard_deadline)
         waiter.changed.set()
 
-    async def _start_handler(self, event: RequestReceived) -> None:
+    async def _start_handler(self, event: RequestReceived, route: ReplyRoute | None) -> None:
         request = InboundRequest(
-            event.request_id, event.method, event.params, event.progress_token, self
+            event.request_id, event.method, event.params, event.progress_token, self, route
         )
         if self._gate is not None:
             try:
                 outcome = self._gate(request)
             except RPCError as exc:
-                await self._reply_error(event.request_id, exc.to_error())
+                await self._reply_error(request, exc.to_error())
                 return
             if outcome is not PROCEED:
-                data = self._encode_result(request, outcome)
-                if data is not None:
-                    await self.send_raw(data)
+                await self._finish(route, self._encode_result(request, outcome))
                 return
         if self._on_request is None:
             await self._reply_error(
-                event.request_id,
+                request,
                 ErrorObject(
                     code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {event.method!r}"
                 ),
@@ -310,7 +364,7 @@ class Endpoint:
             return
         if len(self._handlers) >= self._max_in_flight:
             await self._reply_error(
-                event.request_id,
+                request,
                 ErrorObject(
                     code=ErrorCode.SERVER_BUSY,
                     message="Too many requests in flight; retry later",
@@ -323,6 +377,8 @@ class Endpoint:
             # and this is paid per request. It is still structured: tracked here, cancelled
             # by a peer's notifications/cancelled, and cancelled and awaited on close.
             self._handlers[request.id] = self._loop.create_task(self._run_native(request))
+            if route is not None:
+                self._routes[request.id] = route  # for _reap
             return
         assert self._task_group is not None
         scope = anyio.CancelScope()
@@ -349,6 +405,7 @@ class Endpoint:
 
     async def _run_scoped(self, request: InboundRequest, scope: anyio.CancelScope) -> None:
         data: bytes | None = None
+        _CURRENT.set(request.route)  # this task's own context: messages follow the request
         try:
             with scope:
                 data = await self._answer(request)
@@ -362,6 +419,7 @@ class Endpoint:
 
     async def _run_native(self, request: InboundRequest) -> None:
         data: bytes | None = None
+        _CURRENT.set(request.route)  # this task's own context: messages follow the request
         try:
             try:
                 data = await self._answer(request)
@@ -379,17 +437,24 @@ class Endpoint:
 
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
         try:
-            if data is not None:
-                await self.send_raw(data)
+            await self._finish(request.route, data)
         except ConnectionClosedError:
             logger.debug("the answer to %r was not sent: the connection closed", request.method)
+
+    async def _finish(self, route: ReplyRoute | None, data: bytes | None) -> None:
+        """Deliver what answers one request: through its route, or over the channel."""
+        if route is not None:
+            await route.finish(data)
+        elif data is not None:
+            await self._send(data, None)
 
     def _reap(self, rid: RequestId, task: asyncio.Task[None]) -> None:
         if self._handlers.get(rid) is task:
             data = self.connection.discard(rid)
+            route = self._routes.get(rid)
             self._handler_done(rid)
-            if data is not None and self._task_group is not None:
-                self._task_group.start_soon(self._send_quietly, data)
+            if (data is not None or route is not None) and self._task_group is not None:
+                self._task_group.start_soon(self._finish_quietly, route, data)
 
     def notify_soon(self, method: str, params: Any = UNSET) -> None:
         """Send a notification in the background (best effort), from synchronous code
@@ -401,7 +466,7 @@ class Endpoint:
         """
         if self._task_group is None or self.closed:
             return
-        self._soon.append(self.connection.send_notification(method, params))
+        self._soon.append((self.connection.send_notification(method, params), _CURRENT.get()))
         if not self._draining:
             self._draining = True
             self._task_group.start_soon(self._drain_soon)
@@ -409,15 +474,19 @@ class Endpoint:
     async def _drain_soon(self) -> None:
         try:
             while self._soon:
-                await self.send_raw(self._soon.popleft())
+                data, route = self._soon.popleft()
+                try:
+                    await self._send(data, route)
+                except MessageNotDelivered as exc:
+                    logger.debug("notification not delivered: %s", exc)
         except ConnectionClosedError:
             self._soon.clear()
         finally:
             self._draining = False
 
-    async def _send_quietly(self, data: bytes) -> None:
+    async def _finish_quietly(self, route: ReplyRoute | None, data: bytes | None) -> None:
         try:
-            await self.send_raw(data)
+            await self._finish(route, data)
         except ConnectionClosedError:
             pass
 
@@ -425,6 +494,8 @@ class Endpoint:
         # Only now, after the answer went out, does the request stop counting as in flight
         # (so a draining shutdown never cuts off a response being written).
         self._handlers.pop(rid, None)
+        if self._routes:
+            self._routes.pop(rid, None)
         if self._idle is not None and not self._handlers:
             self._idle.set()
 
@@ -440,21 +511,29 @@ class Endpoint:
                 "Internal error: the result could not be encoded",
             )
 
-    async def _reply_error(self, rid: RequestId, error: ErrorObject) -> None:
-        data = self.connection.send_error(rid, error.code, error.message, error.data)
-        if data is not None:
-            await self.send_raw(data)
+    async def _reply_error(self, request: InboundRequest, error: ErrorObject) -> None:
+        data = self.connection.send_error(request.id, error.code, error.message, error.data)
+        await self._finish(request.route, data)
 
     # -- sending ------------------------------------------------------------------------
 
     async def send_raw(self, data: bytes) -> None:
-        """Send encoded bytes; a broken channel ends the connection instead of raising.
+        """Send encoded bytes: through the route of the request being handled in this task
+        (see :class:`ReplyRoute`), else over the channel. A broken channel ends the
+        connection.
 
         Raises:
             ConnectionClosedError: the connection had already ended.
+            MessageNotDelivered: the transport could not deliver this one message.
         """
+        await self._send(data, _CURRENT.get())
+
+    async def _send(self, data: bytes, route: ReplyRoute | None) -> None:
         try:
-            await self.channel.send(data)
+            if route is not None:
+                await route.send(data)
+            else:
+                await self.channel.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             self._fail_pending()
             raise ConnectionClosedError("the connection closed") from exc
@@ -505,8 +584,10 @@ class Endpoint:
         now = anyio.current_time()
         waiter.timeout = math.inf if timeout is None else timeout
         waiter.hard_deadline = math.inf if max_timeout is None else now + max_timeout
+        sent = False
         try:
             await self.send_raw(data)
+            sent = True
             with anyio.CancelScope(
                 deadline=min(now + waiter.timeout, waiter.hard_deadline)
             ) as scope:
@@ -521,8 +602,10 @@ class Endpoint:
             if scope.cancelled_caught and not waiter.done:
                 await self._send_cancel(rid, "timed out")
                 raise RequestTimeoutError(f"{method} got no response in time")
-        except BaseException:
-            if not waiter.done:
+        except BaseException as exc:
+            if not sent and isinstance(exc, MessageNotDelivered):
+                self.connection.forget(rid)  # never reached the peer: nothing to cancel
+            elif not waiter.done:
                 with anyio.CancelScope(shield=True):
                     await self._send_cancel(rid, "cancelled by the caller")
             raise
@@ -540,5 +623,5 @@ class Endpoint:
         with anyio.move_on_after(_CANCEL_SEND_TIMEOUT):
             try:
                 await self.send_raw(data)
-            except ConnectionClosedError:
+            except (ConnectionClosedError, MessageNotDelivered):
                 pass
