@@ -339,14 +339,16 @@ async def test_tool_with_progress(ctx: RequestContext) -> str:
 
 
 @server.tool()
-async def test_reconnection() -> str:
+async def test_reconnection(ctx: RequestContext) -> str:
     """Tests SSE stream disconnection and client reconnection (SEP-1699). Over Streamable
     HTTP the server closes the stream mid-call and sends the result after the client
     reconnects."""
-    # TODO(http): the close-and-resume behaviour (close the POST's SSE stream after its
-    # priming event, deliver this result on the GET stream resumed with Last-Event-ID)
-    # belongs to the Streamable HTTP transport, which mcpkit does not have yet. Over stdio
-    # (and in memory) the call simply completes.
+    # Over Streamable HTTP: end this request's SSE connection (after its priming event) so
+    # the client reconnects with GET + Last-Event-ID, honouring the retry delay; the result
+    # then arrives on the resumed stream. Elsewhere (stdio, memory) there is nothing to
+    # close and the call simply completes.
+    if ctx.close_sse_stream():
+        await anyio.sleep(0.1)  # as the reference server: finish while the client is away
     return (
         "Reconnection test completed successfully. If you received this, the client "
         "properly reconnected after stream closure."

@@ -16,7 +16,7 @@ from .._version import __version__
 
 __all__ = ["load_server", "main"]
 
-TRANSPORTS = ("stdio",)
+TRANSPORTS = ("stdio", "http", "sse", "ws")
 
 
 class CLIError(Exception):
@@ -67,9 +67,34 @@ def _build_parser() -> argparse.ArgumentParser:
         "--transport",
         choices=TRANSPORTS,
         default="stdio",
-        help="how to serve (stdio for now; HTTP transports come later)",
+        help="stdio, http (Streamable HTTP), sse (the 2024-11-05 HTTP+SSE transport) "
+        "or ws (WebSocket)",
     )
     run.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    http = run.add_argument_group("HTTP transports (http, sse, ws)")
+    http.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    http.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    http.add_argument("--path", default=None, help="the endpoint's path (default /mcp; sse: /sse)")
+    http.add_argument(
+        "--stateless", action="store_true", help="http: no sessions, every POST stands alone"
+    )
+    http.add_argument(
+        "--json-response", action="store_true", help="http: answer with JSON, not SSE streams"
+    )
+    http.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="also accept this Host (DNS-rebinding protection; repeatable; '*' for any)",
+    )
+    http.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept this Origin, e.g. https://app.example.com (repeatable)",
+    )
     run.add_argument(
         "--max-message-bytes",
         type=int,
@@ -82,6 +107,41 @@ def _build_parser() -> argparse.ArgumentParser:
         help="Python logging level for the server's own log (to stderr)",
     )
     return parser
+
+
+def _http_options(args: argparse.Namespace) -> dict[str, Any]:
+    from ..protocol import TransportSecurity
+
+    if args.backend != "asyncio":
+        raise CLIError("the HTTP transports run on asyncio (uvicorn); drop --backend trio")
+    if not 0 <= args.port <= 65535:
+        raise CLIError(f"--port must be 0..65535, not {args.port}")
+    path = args.path or ("/sse" if args.transport == "sse" else "/mcp")
+    names = {"http": "Streamable HTTP", "sse": "HTTP+SSE (2024-11-05)", "ws": "WebSocket"}
+
+    def announce(server: Any) -> None:
+        scheme = "ws" if args.transport == "ws" else "http"
+        url = server.url.replace("http", scheme, 1) + path
+        print(f"mcpkit: serving {names[args.transport]} on {url}", file=sys.stderr, flush=True)
+
+    options: dict[str, Any] = {"host": args.host, "port": args.port, "ready": announce}
+    try:
+        options["security"] = TransportSecurity.for_bind(
+            args.host,
+            args.port,
+            allowed_hosts=args.allow_host or None,
+            allowed_origins=args.allow_origin or None,
+        )
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if args.path is not None:
+        options["path"] = args.path
+    if args.transport == "http":
+        options["stateless"] = args.stateless
+        options["json_response"] = args.json_response
+    elif args.stateless or args.json_response:
+        raise CLIError("--stateless and --json-response apply to --transport http only")
+    return options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,7 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.limits = dataclasses.replace(
                 server.limits, max_message_bytes=args.max_message_bytes
             )
-        server.run(args.transport, backend=args.backend)
+        if args.transport == "stdio":
+            server.run("stdio", backend=args.backend)
+        else:
+            server.run(args.transport, backend=args.backend, **_http_options(args))
     except CLIError as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
         return 2

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from ._files import DirectoryResources
     from ._results import ResultError
     from ._signature import ArgumentError, FunctionSchema, function_schema
+    from ._sse_app import SSEApp
+    from ._streamable import StreamableHTTPApp
+    from ._ws_app import WebSocketApp
 
 __all__ = [
     "ArgumentError",
@@ -32,8 +35,11 @@ __all__ = [
     "ResultError",
     "Server",
     "ServerSession",
+    "SSEApp",
+    "StreamableHTTPApp",
     "ToolHandler",
     "ToolResult",
+    "WebSocketApp",
     "function_schema",
 ]
 
@@ -45,6 +51,9 @@ _LAZY = {
     "ArgumentError": "._signature",
     "FunctionSchema": "._signature",
     "function_schema": "._signature",
+    "StreamableHTTPApp": "._streamable",
+    "SSEApp": "._sse_app",
+    "WebSocketApp": "._ws_app",
 }
 
 

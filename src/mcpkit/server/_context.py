@@ -264,3 +264,14 @@ class RequestContext:
         if not method:
             raise LocalProtocolError("method must not be empty")
         await self.session.notify(method, params)
+
+    def close_sse_stream(self, retry_ms: int | None = None) -> bool:
+        """Streamable HTTP: close the connection carrying this request's SSE stream without
+        ending the stream (SSE polling, 2025-11-25 SEP-1699). The handler keeps running;
+        the client reconnects after ``retry_ms`` milliseconds with ``Last-Event-ID`` and
+        receives what it missed, the response included. Lets a server shed long-held
+        connections. Returns ``False`` where there is no such stream (other transports, a
+        JSON response, or no event store to resume from).
+        """
+        route = self._inbound.route
+        return route is not None and route.close_connection(retry_ms)

@@ -10,10 +10,11 @@ without a declared type) and ``result`` is a result struct or a dict. The lifecy
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 import msgspec
@@ -41,6 +42,10 @@ from ..types import (
 )
 from ._context import RequestContext
 from ._session import ServerSession
+
+if TYPE_CHECKING:
+    from ..transports import HttpServer
+    from ._streamable import StreamableHTTPApp
 
 __all__ = ["LowLevelServer", "ToolHandler", "ToolResult"]
 
@@ -326,16 +331,77 @@ class LowLevelServer:
             await self.serve(channel)
             tg.cancel_scope.cancel()
 
-    def run(self, transport: str = "stdio", *, backend: str = "asyncio") -> None:
+    def streamable_http_app(self, **options: Any) -> StreamableHTTPApp:
+        """This server as a Streamable HTTP ASGI application (see
+        :class:`~mcpkit.server.StreamableHTTPApp` for the options).
+
+        Raises:
+            LocalProtocolError: an invalid option.
+        """
+        from ._streamable import StreamableHTTPApp
+
+        return StreamableHTTPApp(self, **options)
+
+    async def serve_http(
+        self,
+        transport: str = "http",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        ready: Callable[[HttpServer], None] | None = None,
+        **options: Any,
+    ) -> None:
+        """Serve over HTTP with uvicorn until cancelled (asyncio only).
+
+        Args:
+            transport: ``"http"`` (Streamable HTTP), ``"sse"`` (the 2024-11-05 HTTP+SSE
+                transport) or ``"ws"`` (WebSocket).
+            host: the address to bind (loopback by default).
+            port: the port (0: any free port, reported to ``ready``).
+            ready: called with the running server once it listens.
+            options: passed to the ASGI app (path, stateless, security, ...).
+
+        Raises:
+            LocalProtocolError: unknown transport or option.
+            OSError: the address cannot be bound.
+        """
+        from ..protocol import TransportSecurity
+        from ..transports import serve_http
+        from ._http_apps import app_for
+
+        options.setdefault("security", TransportSecurity.for_bind(host, port))
+        app = app_for(self, transport, **options)
+        await serve_http(app, host=host, port=port, ready=ready)
+
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        backend: str = "asyncio",
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        **options: Any,
+    ) -> None:
         """Run the server until it is told to stop (blocking).
 
         Args:
-            transport: ``"stdio"`` (more arrive with the HTTP transports).
-            backend: ``"asyncio"`` or ``"trio"``.
+            transport: ``"stdio"``, ``"http"`` (Streamable HTTP), ``"sse"`` (legacy
+                HTTP+SSE) or ``"ws"`` (WebSocket).
+            backend: ``"asyncio"`` or ``"trio"`` (stdio only: uvicorn runs on asyncio).
+            host: the address to bind for the HTTP transports.
+            port: the port for the HTTP transports.
+            options: options of the HTTP transport's ASGI app.
 
         Raises:
-            LocalProtocolError: unknown transport.
+            LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
         """
-        if transport != "stdio":
-            raise LocalProtocolError(f"unknown transport {transport!r}; available: 'stdio'")
-        anyio.run(self.serve_stdio, backend=backend)
+        if transport == "stdio":
+            anyio.run(self.serve_stdio, backend=backend)
+            return
+        if transport not in ("http", "sse", "ws"):
+            raise LocalProtocolError(
+                f"unknown transport {transport!r}; available: 'stdio', 'http', 'sse', 'ws'"
+            )
+        if backend != "asyncio":
+            raise LocalProtocolError("the HTTP transports are served by uvicorn, on asyncio")
+        anyio.run(functools.partial(self.serve_http, transport, host=host, port=port, **options))

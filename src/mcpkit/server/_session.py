@@ -70,7 +70,9 @@ class ServerSession:
         log_level: the minimum level of log messages sent to the client.
     """
 
-    def __init__(self, server: LowLevelServer, channel: MessageChannel) -> None:
+    def __init__(
+        self, server: LowLevelServer, channel: MessageChannel, *, autoreceive: bool = True
+    ) -> None:
         self.server = server
         self.handshake = ServerHandshake()
         self.client_info: Implementation | None = None
@@ -87,6 +89,7 @@ class ServerSession:
             gate=self._gate,
             limits=server.limits,
             max_in_flight=server.max_in_flight,
+            autoreceive=autoreceive,
         )
 
     @property
@@ -97,6 +100,14 @@ class ServerSession:
     def initialized(self) -> bool:
         """Whether the client completed the handshake (sent ``notifications/initialized``)."""
         return self.handshake.state is HandshakeState.READY
+
+    def assume_initialized(self, protocol_version: str) -> None:
+        """Skip the handshake: serve as if the client had initialized with
+        ``protocol_version`` and declared no capabilities (stateless HTTP, where every
+        request stands alone and no ``initialize`` precedes it)."""
+        self.handshake.initialize_succeeded(protocol_version)
+        self.handshake.receive_notification("notifications/initialized")
+        self.endpoint.connection.allow_batches = protocol_version == V2025_03_26
 
     async def run(self) -> None:
         """Serve the connection until the client closes it."""

@@ -1,0 +1,315 @@
+"""Small ASGI helpers shared by mcpkit's HTTP server transports (no framework needed).
+
+ASGI is a calling convention, not a library: an app is ``async def app(scope, receive,
+send)``. These helpers read a request's headers and body within limits, write plain and
+JSON-RPC error responses, and pump an SSE stream while watching for the client leaving.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any, Final
+
+import anyio
+
+from ..protocol import TransportSecurity, encode_comment, encode_error
+from ..types import ErrorCode
+
+__all__ = [
+    "ASGIApp",
+    "Headers",
+    "Receive",
+    "Scope",
+    "Send",
+    "Sink",
+    "check_security",
+    "cors_headers",
+    "read_body",
+    "read_headers",
+    "respond",
+    "respond_error",
+    "pump",
+]
+
+logger = logging.getLogger("mcpkit.server.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: Headers exposed to browser clients (CORS) and accepted in preflight requests.
+EXPOSED_HEADERS: Final = b"mcp-session-id, mcp-protocol-version"
+ALLOWED_HEADERS: Final = (
+    b"content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id"
+)
+_JSON: Final = b"application/json"
+
+
+class Headers:
+    """The request headers an MCP transport looks at, read once from the ASGI scope.
+
+    Attributes:
+        values: lower-case name -> value, for single-valued headers.
+        duplicated: names that appeared more than once (ambiguous: the request is refused).
+        size: bytes in the whole header block.
+    """
+
+    __slots__ = ("duplicated", "size", "values")
+
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
+        self.values: dict[bytes, bytes] = {}
+        self.duplicated: set[bytes] = set()
+        size = 0
+        for name, value in raw:
+            size += len(name) + len(value) + 4
+            if name in self.values:
+                self.duplicated.add(name)
+            self.values[name] = value
+        self.size = size
+
+    def get(self, name: bytes) -> bytes | None:
+        return self.values.get(name)
+
+    def text(self, name: bytes) -> str | None:
+        value = self.values.get(name)
+        return None if value is None else value.decode("latin-1")
+
+
+def read_headers(scope: Scope) -> Headers:
+    """The request's headers (ASGI gives lower-case names)."""
+    return Headers(scope["headers"])
+
+
+def error_body(code: int, message: str, data: Any = None) -> bytes:
+    """A JSON-RPC error response without an id, as HTTP error bodies carry
+    (``basic/transports.mdx``: "MAY comprise a JSON-RPC error response that has no id")."""
+    from msgspec import UNSET
+
+    return encode_error(None, code, message, UNSET if data is None else data)
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    *,
+    content_type: bytes | None = _JSON,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    """Send a complete response."""
+    head = [(b"content-length", str(len(body)).encode())]
+    if content_type is not None and body:
+        head.append((b"content-type", content_type))
+    head.extend(headers)
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def respond_error(
+    send: Send,
+    status: int,
+    message: str,
+    *,
+    code: int = ErrorCode.INVALID_REQUEST,
+    data: Any = None,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    """Send an HTTP error status with a JSON-RPC error body that says what was wrong."""
+    logger.debug("HTTP %d: %s", status, message)
+    await respond(send, status, error_body(code, message, data), headers=headers)
+
+
+def check_security(security: TransportSecurity, headers: Headers) -> tuple[int, str] | None:
+    """Apply DNS-rebinding protection; returns ``(status, reason)`` to refuse with.
+
+    A Host outside the allowlist gets 421 Misdirected Request (RFC 9110 15.5.20: this
+    server does not answer for that name); a present but unlisted Origin gets 403
+    (``basic/transports.mdx`` 2025-11-25, "Security Warning").
+    """
+    host = headers.get(b"host")
+    if b"host" in headers.duplicated or not security.host_allowed(host):
+        shown = "(none)" if host is None else repr(host.decode("latin-1"))[:80]
+        return 421, f"Misdirected Request: host {shown} is not allowed"
+    origin = headers.get(b"origin")
+    if b"origin" in headers.duplicated or not security.origin_allowed(origin):
+        shown = repr((origin or b"").decode("latin-1"))[:80]
+        return 403, f"Forbidden: origin {shown} is not allowed"
+    return None
+
+
+def cors_headers(headers: Headers) -> list[tuple[bytes, bytes]]:
+    """CORS headers for an already validated Origin (none without an Origin)."""
+    origin = headers.get(b"origin")
+    if origin is None:
+        return []
+    return [
+        (b"access-control-allow-origin", origin),
+        (b"access-control-expose-headers", EXPOSED_HEADERS),
+        (b"vary", b"origin"),
+    ]
+
+
+async def read_body(
+    receive: Receive, headers: Headers, *, limit: int, timeout: float
+) -> bytes | tuple[int, str]:
+    """Read the whole request body, or return ``(status, reason)`` to refuse with.
+
+    A declared ``Content-Length`` over ``limit`` is refused before a byte is read; a body
+    that grows past ``limit`` while streaming (chunked, or a lying length) is refused as
+    soon as it does (413). A body not complete within ``timeout`` seconds is refused with
+    408, so a client trickling bytes cannot hold a worker.
+    """
+    declared = headers.get(b"content-length")
+    if declared is not None:
+        if not declared.isdigit() or len(declared) > 18:
+            return 400, "Bad Request: invalid Content-Length"
+        if int(declared) > limit:
+            return 413, f"Payload Too Large: the body limit is {limit} bytes"
+    # Fast path: the whole body usually arrives in one message.
+    message = await receive()
+    if message["type"] != "http.request":
+        return 400, "Bad Request: the client disconnected"
+    body: bytes = message.get("body", b"")
+    if not message.get("more_body", False):
+        return body if len(body) <= limit else (413, f"Payload Too Large: limit {limit} bytes")
+    parts = [body]
+    size = len(body)
+    with anyio.move_on_after(timeout):
+        while True:
+            if size > limit:
+                return 413, f"Payload Too Large: the body limit is {limit} bytes"
+            message = await receive()
+            if message["type"] != "http.request":
+                return 400, "Bad Request: the client disconnected"
+            chunk = message.get("body", b"")
+            parts.append(chunk)
+            size += len(chunk)
+            if not message.get("more_body", False):
+                if size > limit:
+                    return 413, f"Payload Too Large: the body limit is {limit} bytes"
+                return b"".join(parts)
+    return 408, f"Request Timeout: the body did not arrive within {timeout:g} s"
+
+
+class Sink:
+    """The live HTTP response an SSE stream writes to.
+
+    Producers (any task) :meth:`put` framed events; the ASGI task that owns the response
+    drains them with :func:`pump`. A client that falls more than ``max_bytes`` behind has
+    its response ended (its stream lives on in the event store for it to resume) instead
+    of the server buffering without bound.
+    """
+
+    __slots__ = ("_wake", "chunks", "closed", "end", "max_bytes", "retry_ms", "size")
+
+    def __init__(self, max_bytes: int) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.max_bytes = max_bytes
+        self.end = False  # finish the response after the queued chunks
+        self.closed = False  # the client is gone (or was cut off)
+        self.retry_ms: int | None = None
+        self._wake = anyio.Event()
+
+    def put(self, chunk: bytes) -> bool:
+        """Queue a chunk; returns False when the client is gone or too far behind."""
+        if self.closed or self.end:
+            return False
+        if self.size + len(chunk) > self.max_bytes:
+            # End this response after what is queued: the client reconnects and resumes
+            # from the event store instead of the server buffering without bound.
+            logger.warning("SSE client too slow (%d bytes queued): ending its stream", self.size)
+            self.finish()
+            return False
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        self._wake.set()
+        return True
+
+    def finish(self) -> None:
+        """End the HTTP response once the queued chunks are written."""
+        self.end = True
+        self._wake.set()
+
+    def disconnect(self) -> None:
+        """The client is gone: stop writing."""
+        self.closed = True
+        self._wake.set()
+
+    def gone(self) -> bool:
+        """Whether the client went away (or was cut off)."""
+        return self.closed
+
+    async def wait(self) -> None:
+        await self._wake.wait()
+        self._wake = anyio.Event()
+
+    def take(self) -> bytes:
+        data = b"".join(self.chunks)
+        self.chunks.clear()
+        self.size = 0
+        return data
+
+
+async def _watch_disconnect(receive: Receive, sink: Sink) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            sink.disconnect()
+            return
+
+
+async def pump(
+    sink: Sink,
+    send: Send,
+    receive: Receive,
+    *,
+    keepalive: float,
+    on_gone: Callable[[], None] | None = None,
+) -> bool:
+    """Write the sink's chunks to the open SSE response until it ends or the client goes.
+
+    Sends a comment line after ``keepalive`` idle seconds (proxies close silent
+    connections; writing is also how a vanished client is noticed). Returns whether the
+    response ended normally with everything written (False: the client disconnected).
+    ``on_gone`` runs as soon as the client is known to be gone.
+    """
+    delivered = False
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_disconnect, receive, sink)
+        try:
+            while not sink.closed:
+                if not sink.chunks and not sink.end:
+                    with anyio.move_on_after(keepalive) as idle:
+                        await sink.wait()
+                    if idle.cancelled_caught:
+                        await send(
+                            {
+                                "type": "http.response.body",
+                                "body": encode_comment(),
+                                "more_body": True,
+                            }
+                        )
+                        continue
+                if sink.gone():
+                    break
+                body = sink.take()
+                if sink.end:
+                    await send({"type": "http.response.body", "body": body, "more_body": False})
+                    delivered = True
+                    break
+                if body:
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+        except OSError:  # some servers raise when writing to a closed connection
+            sink.disconnect()
+        finally:
+            tg.cancel_scope.cancel()
+    if not delivered:
+        sink.disconnect()
+        if on_gone is not None:
+            on_gone()
+    return delivered

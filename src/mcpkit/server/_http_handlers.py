@@ -1,0 +1,156 @@
+"""Answering one Streamable HTTP POST (a client message) or GET (an SSE stream)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from ..protocol import Event, HandshakeState, MessageRejected, encode_event
+from ..types import ErrorCode
+from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
+from ._http_streams import Exchange
+
+if TYPE_CHECKING:
+    from ._http_session import HttpSession
+    from ._streamable import StreamableHTTPApp
+
+__all__ = ["handle_get", "handle_message"]
+
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    # Reverse proxies (nginx) buffer responses unless told not to; SSE must flow.
+    (b"x-accel-buffering", b"no"),
+]
+
+
+async def _respond_json(send: Send, responses: list[bytes], headers: list[Any]) -> None:
+    if not responses:
+        # Every request was cancelled by the client: there is no answer to give.
+        await respond(send, 202, headers=headers)
+        return
+    body = responses[0] if len(responses) == 1 else b"[" + b",".join(responses) + b"]"
+    await respond(send, 200, body, headers=headers)
+
+
+async def _rejected(event: MessageRejected, send: Send, cors: list[Any]) -> None:
+    """A message the connection refused: 400 with the JSON-RPC error, except for the
+    expected races (a late response, a cancel for a finished request), which are
+    accepted and ignored (202)."""
+    if event.reply is not None:
+        await respond(send, 400, event.reply, headers=cors)
+    elif event.level == "debug":
+        await respond(send, 202, headers=cors)
+    else:
+        await respond_error(send, 400, f"Bad Request: {event.reason}", headers=cors)
+
+
+async def handle_message(
+    app: StreamableHTTPApp,
+    session: HttpSession,
+    body: bytes,
+    receive: Receive,
+    send: Send,
+    cors: list[Any],
+    *,
+    event: Event | None = None,
+    new_session: bool = False,
+) -> None:
+    """Dispatch one POSTed message and answer: 202 for notifications and responses, JSON
+    or an SSE stream for requests (``basic/transports.mdx``, "Sending Messages to the
+    Server")."""
+    endpoint = session.endpoint
+    if event is None:
+        event = endpoint.connection.receive_message(body)
+    if isinstance(event, MessageRejected):
+        await _rejected(event, send, cors)
+        return
+    exchange = Exchange(session, sse=not app.json_response)
+    session.exchanges.add(exchange)
+    try:
+        count = await endpoint.dispatch(event, exchange)
+        if count == 0:
+            await respond(send, 202, headers=cors)
+            return
+        exchange.expect(count)
+        headers = cors
+        if new_session:
+            if session.server_session.handshake.state is HandshakeState.AWAITING_INITIALIZE:
+                app.drop(session)  # initialize failed: no session was established
+            else:
+                assert session.id is not None
+                headers = [*cors, (b"mcp-session-id", session.id.encode("ascii"))]
+        if exchange.done.is_set() and not exchange.early:
+            await _respond_json(send, exchange.responses, headers)
+            return
+        if app.json_response:
+            await exchange.done.wait()
+            await _respond_json(send, exchange.responses, headers)
+            return
+        stream = session.new_stream()
+        sink = Sink(app.max_stream_buffer)
+        await exchange.start_stream(stream, sink, prime=session.primes)
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *headers]}
+        )
+        delivered = await pump(
+            sink, send, receive, keepalive=app.keepalive, on_gone=lambda: stream.detach(sink)
+        )
+        await session.stream_done(stream, delivered=delivered)
+    finally:
+        session.exchanges.discard(exchange)
+
+
+async def handle_get(
+    app: StreamableHTTPApp,
+    session: HttpSession,
+    headers: Headers,
+    receive: Receive,
+    send: Send,
+    cors: list[Any],
+) -> None:
+    """Open the standalone SSE stream, or resume any stream of the session after the
+    event named by ``Last-Event-ID`` (``basic/transports.mdx`` 2025-11-25, "Resumability
+    and Redelivery": only that stream's messages are replayed)."""
+    sink = Sink(app.max_stream_buffer)
+    last = headers.text(b"last-event-id")
+    store = session.store
+    if last is None:
+        stream = session.standalone
+        async with stream.lock:
+            stream.attach(sink)  # a new GET replaces a connection the client abandoned
+            if session.primes:
+                await stream.emit_locked(None, retry_ms=session.retry_ms)
+    else:
+        if store is None:
+            await respond_error(
+                send,
+                400,
+                "Bad Request: this server does not keep events for resumption",
+                headers=cors,
+            )
+            return
+        found = await store.replay(session.key, last)
+        resumed = session.find_stream(found.stream_id) if found is not None else None
+        if resumed is None:
+            await respond_error(
+                send,
+                400,
+                "Bad Request: Last-Event-ID names no event this session can replay "
+                "(unknown, from another session, or expired)",
+                code=ErrorCode.INVALID_REQUEST,
+                headers=cors,
+            )
+            return
+        stream = resumed
+        async with stream.lock:
+            # Again under the lock, so nothing emitted meanwhile is missed or doubled.
+            replay = await store.replay(session.key, last)
+            for event_id, message in replay.events if replay is not None else ():
+                if message is not None:
+                    sink.put(encode_event(message, id=event_id))
+            stream.attach(sink)
+    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
+    delivered = await pump(
+        sink, send, receive, keepalive=app.keepalive, on_gone=lambda: stream.detach(sink)
+    )
+    await session.stream_done(stream, delivered=delivered)

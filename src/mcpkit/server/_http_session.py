@@ -1,0 +1,207 @@
+"""One Streamable HTTP session: a :class:`ServerSession` plus its streams and bounds."""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+import anyio
+import anyio.abc
+
+from ..aio import Endpoint, EventStore
+from ..exceptions import MessageNotDelivered
+from ..protocol import FrameTooLarge
+from ..types import V2025_11_25
+from ._http_streams import Exchange, SseStream, is_request
+from ._session import ServerSession
+
+if TYPE_CHECKING:
+    from ._lowlevel import LowLevelServer
+
+__all__ = ["HttpSession"]
+
+logger = logging.getLogger("mcpkit.server.http")
+
+#: Streams whose client vanished before their end, kept per session for resumption.
+_MAX_DETACHED_STREAMS: Final = 64
+_STANDALONE: Final = "0"
+
+
+class _StandaloneChannel:
+    """The session's channel: messages unrelated to any request go on the GET stream."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: HttpSession) -> None:
+        self._session = session
+
+    async def send(self, message: bytes) -> None:
+        await self._session.send_standalone(message)
+
+    async def receive(self) -> bytes | FrameTooLarge:
+        raise anyio.EndOfStream  # never read: the transport dispatches what POSTs carry
+
+    async def aclose(self) -> None:
+        pass
+
+
+class HttpSession:
+    """A client's session on a Streamable HTTP endpoint.
+
+    Attributes:
+        id: the ``Mcp-Session-Id`` (``None`` in stateless mode).
+        key: the session's key in the event store.
+        server_session: the MCP session (handshake, handlers, per-session state).
+        last_active: when a request last touched the session (``anyio.current_time``).
+    """
+
+    def __init__(
+        self,
+        server: LowLevelServer,
+        session_id: str | None,
+        *,
+        store: EventStore | None,
+        retry_ms: int | None,
+    ) -> None:
+        self.id = session_id
+        self.key = session_id or ""
+        self.store = store
+        self.retry_ms = retry_ms
+        self.server_session = ServerSession(server, _StandaloneChannel(self), autoreceive=False)
+        self.standalone = SseStream(self, _STANDALONE)
+        self.streams: OrderedDict[str, SseStream] = OrderedDict()
+        self.exchanges: set[Exchange] = set()
+        self.last_active = anyio.current_time()
+        self.connections = 0  # open HTTP requests and streams of this session
+        self.closed = False
+        self._next_stream = 1
+        self._task_group: anyio.abc.TaskGroup | None = None
+        #: Set once the session's work has stopped after :meth:`close`.
+        self.ended = anyio.Event()
+        self.on_end: Callable[[HttpSession], None] | None = None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.server_session.endpoint
+
+    @property
+    def primes(self) -> bool:
+        """Whether SSE streams start with a priming event: only for 2025-11-25 and later
+        clients (SEP-1699), and only when events can be replayed."""
+        version = self.server_session.protocol_version
+        return self.store is not None and version is not None and version >= V2025_11_25
+
+    def touch(self) -> None:
+        self.last_active = anyio.current_time()
+
+    def idle_for(self, now: float) -> float:
+        """Seconds without any open request or stream (0 while one is open)."""
+        return 0.0 if self.connections else now - self.last_active
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Start serving; handlers run in ``task_group`` (the app's, shared by all its
+        sessions: an idle session costs no task of its own)."""
+        self._task_group = task_group
+        self.server_session.loop_thread = threading.get_ident()
+        self.server_session.server.sessions.add(self.server_session)
+        self.endpoint.attach(task_group)
+
+    def close(self) -> None:
+        """End the session: its handlers are cancelled, its streams end, its waiting
+        POSTs are released, its stored events are dropped (in the background; see
+        :attr:`ended`)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.server_session.server.sessions.discard(self.server_session)
+        self._release()
+        if self._task_group is None:
+            self._ended()
+        else:
+            self._task_group.start_soon(self._finish)
+
+    async def _finish(self) -> None:
+        try:
+            await self.endpoint.detach()
+            if self.store is not None and self.id is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.store.close_session(self.key)
+        finally:
+            self._ended()
+
+    def _ended(self) -> None:
+        self.ended.set()
+        if self.on_end is not None:
+            self.on_end(self)
+
+    def _release(self) -> None:
+        for exchange in list(self.exchanges):
+            exchange.abort()
+        self.exchanges.clear()
+        for stream in [self.standalone, *self.streams.values()]:
+            stream.end()
+        self.streams.clear()
+
+    # -- streams --------------------------------------------------------------------------
+
+    def new_stream(self) -> SseStream:
+        """A new stream for one POST's answer."""
+        stream_id = str(self._next_stream)
+        self._next_stream += 1
+        stream = SseStream(self, stream_id)
+        self.streams[stream_id] = stream
+        return stream
+
+    def find_stream(self, stream_id: str) -> SseStream | None:
+        if stream_id == _STANDALONE:
+            return self.standalone
+        return self.streams.get(stream_id)
+
+    async def stream_done(self, stream: SseStream, *, delivered: bool) -> None:
+        """A response carrying ``stream`` ended; forget the stream once it has nothing
+        more to give (complete, and delivered or not resumable)."""
+        if stream is self.standalone:
+            return
+        if stream.complete and (delivered or not stream.resumable):
+            self.streams.pop(stream.id, None)
+            if self.store is not None:
+                await self.store.close_stream(self.key, stream.id)
+            return
+        # Kept for the client to resume; bounded so a client that drops every
+        # connection cannot grow the session without limit.
+        while len(self.streams) > _MAX_DETACHED_STREAMS:
+            oldest = next((s for s in self.streams.values() if s.sink is None and s.complete), None)
+            if oldest is None:
+                break
+            self.streams.pop(oldest.id, None)
+            if self.store is not None:
+                await self.store.close_stream(self.key, oldest.id)
+
+    async def send_standalone(self, message: bytes) -> None:
+        """Send a message unrelated to any request on the GET stream.
+
+        Raises:
+            MessageNotDelivered: a request, and the client has no GET stream open (nor one
+                it can resume), so it could never answer.
+        """
+        if await self.standalone.emit(message):
+            return
+        if is_request(message):
+            raise MessageNotDelivered(
+                "the client has no open GET stream, so a request from the server cannot "
+                "reach it (open one with GET, or answer on a POST's SSE stream)"
+            )
+        logger.debug("notification not sent: the client has no open GET stream")
+
+
+def session_deadline(idle_timeout: float | None) -> float:
+    """Seconds between idle sweeps for an idle timeout."""
+    if idle_timeout is None or math.isinf(idle_timeout):
+        return math.inf
+    return max(0.05, min(idle_timeout / 4, 30.0))

@@ -1,0 +1,209 @@
+"""The streams of a Streamable HTTP session, and the reply route of one POST.
+
+Each POST that carries requests is answered with JSON or with an SSE stream; the session
+also has one standalone stream, opened by GET, for messages unrelated to any request.
+Every server message goes on exactly one stream (``basic/transports.mdx`` 2025-11-25,
+"Multiple Connections": no broadcast). With an event store every event gets an id, so a
+client that lost its connection resumes the stream with GET and ``Last-Event-ID``; a
+disconnect is not a cancellation, so a request's handler keeps running and its response
+waits in the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Final
+
+import anyio
+
+from ..exceptions import MessageNotDelivered
+from ..protocol import encode_event, encode_retry
+from ._asgi import Sink
+
+if TYPE_CHECKING:
+    from ._http_session import HttpSession
+
+__all__ = ["Exchange", "SseStream", "is_request"]
+
+logger = logging.getLogger("mcpkit.server.http")
+
+# mcpkit's encoder writes members in a fixed order (protocol/_encode.py), so a message we
+# produced is a request exactly when an id follows the version; responses never pass here.
+_REQUEST_PREFIX: Final = b'{"jsonrpc":"2.0","id":'
+
+
+def is_request(message: bytes) -> bool:
+    """Whether a message mcpkit encoded for sending is a request (not a notification)."""
+    return message.startswith(_REQUEST_PREFIX)
+
+
+class SseStream:
+    """One SSE stream of a session: its event ids, its live connection (if any) and its
+    end. Emitting appends to the event store first, then writes to the live connection,
+    under a lock, so a resuming client gets every event exactly once and in order."""
+
+    __slots__ = ("attached_once", "complete", "id", "lock", "session", "sink")
+
+    def __init__(self, session: HttpSession, stream_id: str) -> None:
+        self.session = session
+        self.id = stream_id
+        self.sink: Sink | None = None
+        self.lock = anyio.Lock(fast_acquire=True)
+        self.complete = False  # the final event was emitted: nothing more will come
+        self.attached_once = False
+
+    @property
+    def resumable(self) -> bool:
+        return self.session.store is not None
+
+    async def _append(self, message: bytes | None, retry_ms: int | None = None) -> bytes:
+        store = self.session.store
+        event_id = None
+        if store is not None:
+            event_id = await store.append(self.session.key, self.id, message)
+        return encode_event(message, id=event_id, retry=retry_ms)
+
+    async def emit_locked(self, message: bytes | None, *, retry_ms: int | None = None) -> bool:
+        """Emit with :attr:`lock` held. Returns whether the event reached a live
+        connection or the store (False: nowhere to go)."""
+        chunk = await self._append(message, retry_ms)
+        sink = self.sink
+        if sink is not None:
+            if sink.put(chunk):
+                return True
+            self.sink = None  # the connection is gone or was cut off
+        return self.resumable and self.attached_once
+
+    async def emit(self, message: bytes) -> bool:
+        """Emit one message (see :meth:`emit_locked`)."""
+        async with self.lock:
+            return await self.emit_locked(message)
+
+    async def prime(self, retry_ms: int | None) -> None:
+        """Send the priming event (an id and no data) that lets the client resume from
+        the very start (2025-11-25, SEP-1699), with the reconnection delay."""
+        if self.resumable:
+            async with self.lock:
+                await self.emit_locked(None, retry_ms=retry_ms)
+
+    def end(self) -> None:
+        """Nothing more will be emitted: finish the live response."""
+        self.complete = True
+        if self.sink is not None:
+            self.sink.finish()
+
+    def attach(self, sink: Sink) -> None:
+        """Make ``sink`` the live connection (call with :attr:`lock` held); a previous
+        connection is closed, so messages never go out twice."""
+        if self.sink is not None and self.sink is not sink:
+            self.sink.finish()  # end the old response cleanly; the new one takes over
+        self.sink = sink
+        self.attached_once = True
+        if self.complete:
+            sink.finish()
+
+    def detach(self, sink: Sink) -> None:
+        """``sink``'s client went away."""
+        if self.sink is sink:
+            self.sink = None
+
+    def close_connection(self, retry_ms: int | None) -> bool:
+        """End the live HTTP response but not the stream (SSE polling, SEP-1699): the
+        client reconnects after ``retry_ms`` and resumes with ``Last-Event-ID``."""
+        sink = self.sink
+        if sink is None or not self.resumable or self.complete:
+            return False
+        if retry_ms is not None:
+            sink.put(encode_retry(retry_ms))
+        sink.finish()
+        self.sink = None
+        return True
+
+
+class Exchange:
+    """The reply route of one POST (see :class:`mcpkit.aio.ReplyRoute`).
+
+    While the POST's requests are being dispatched, messages are held; if everything was
+    answered at once the POST gets a plain JSON response, otherwise (SSE mode) the
+    exchange switches to a new SSE stream that carries the held messages, then everything
+    else. In JSON-response mode, messages other than responses go to the standalone
+    stream, since a JSON body can carry only the answer.
+    """
+
+    __slots__ = ("done", "early", "expected", "finished", "responses", "session", "sse", "stream")
+
+    def __init__(self, session: HttpSession, *, sse: bool) -> None:
+        self.session = session
+        self.sse = sse
+        self.early: list[bytes] = []
+        self.responses: list[bytes] = []
+        self.expected = -1
+        self.finished = 0
+        self.stream: SseStream | None = None
+        self.done = anyio.Event()
+
+    def expect(self, count: int) -> None:
+        """``count`` calls of :meth:`finish` complete this exchange."""
+        self.expected = count
+        if self.finished >= count:
+            self.done.set()
+
+    async def send(self, message: bytes) -> None:
+        if self.stream is not None:
+            if not await self.stream.emit(message):
+                self._undeliverable(message)
+        elif self.sse and not self.done.is_set():
+            self.early.append(message)
+        else:
+            await self.session.send_standalone(message)
+
+    def _undeliverable(self, message: bytes) -> None:
+        if is_request(message):
+            raise MessageNotDelivered(
+                "the client's connection for this request is gone and the stream is not "
+                "resumable: the request cannot reach it"
+            )
+        logger.debug("message dropped: its stream lost its client and is not resumable")
+
+    async def finish(self, message: bytes | None) -> None:
+        self.finished += 1
+        complete = 0 <= self.expected <= self.finished
+        stream = self.stream
+        if stream is None:
+            if message is not None:
+                self.responses.append(message)
+        else:
+            async with stream.lock:
+                if message is not None and not await stream.emit_locked(message):
+                    logger.info("a response could not be delivered: the client disconnected")
+                if complete:
+                    stream.end()
+        if complete:
+            self.done.set()
+
+    def close_connection(self, retry_ms: int | None = None) -> bool:
+        stream = self.stream
+        return stream is not None and stream.close_connection(retry_ms)
+
+    async def start_stream(self, stream: SseStream, sink: Sink, *, prime: bool) -> None:
+        """Switch to SSE on ``stream``, written to ``sink``: the priming event, then the
+        messages held so far, in order."""
+        async with stream.lock:
+            self.stream = stream  # from here on, senders wait for the lock
+            stream.attach(sink)
+            if prime:
+                await stream.emit_locked(None, retry_ms=self.session.retry_ms)
+            for message in self.early:
+                await stream.emit_locked(message)
+            self.early.clear()
+            for message in self.responses:
+                await stream.emit_locked(message)
+            self.responses.clear()
+            if self.done.is_set():
+                stream.end()
+
+    def abort(self) -> None:
+        """The session ended: release the waiting POST."""
+        if self.stream is not None:
+            self.stream.end()
+        self.done.set()

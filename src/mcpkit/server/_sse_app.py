@@ -1,0 +1,412 @@
+"""The legacy HTTP+SSE server transport (MCP 2024-11-05 ``basic/transports.mdx``), as a
+plain ASGI application.
+
+Two endpoints: a GET on the SSE endpoint (``/sse``) opens a session whose first event is
+``endpoint``, naming the URI the client POSTs its messages to (``/messages?session_id=..``);
+every server message then travels as a ``message`` event on that stream. A POSTed message
+is acknowledged with 202 Accepted and answered on the stream. The session lives exactly as
+long as the GET request: its :class:`ServerSession` runs in that request's own task, so a
+client that disconnects ends its session (handlers cancelled, state freed) and no
+background task group is needed. Deprecated by the spec since 2025-03-26; served for
+clients that still speak it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qs, quote
+
+import anyio
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..exceptions import LocalProtocolError
+from ..protocol import (
+    TransportSecurity,
+    accepts,
+    encode_event,
+    media_type,
+    new_session_id,
+    valid_session_id,
+)
+from ..types import ErrorCode
+from ._asgi import (
+    ALLOWED_HEADERS,
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    Sink,
+    check_security,
+    cors_headers,
+    pump,
+    read_body,
+    respond,
+    respond_error,
+)
+from ._session import ServerSession
+
+if TYPE_CHECKING:
+    from ._lowlevel import LowLevelServer
+
+__all__ = ["SSEApp"]
+
+logger = logging.getLogger("mcpkit.server.http")
+
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),  # reverse proxies must not buffer the stream
+]
+#: POSTed messages waiting for the session's receive loop (which drains them promptly).
+_INBOUND_BUFFER: Final = 64
+
+
+class _Channel:
+    """The session's message channel: ``send`` writes ``message`` events to the GET
+    response, ``receive`` yields what POSTs delivered."""
+
+    __slots__ = ("_in_receive", "_in_send", "closed", "sink")
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self._in_send: MemoryObjectSendStream[bytes]
+        self._in_receive: MemoryObjectReceiveStream[bytes]
+        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](_INBOUND_BUFFER)
+        self.closed = False
+
+    async def send(self, message: bytes) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        # 2024-11-05: "Server messages are sent as SSE message events".
+        if not self.sink.put(encode_event(message, event="message")):
+            raise anyio.BrokenResourceError  # the client left, or fell too far behind
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._in_receive.receive()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise anyio.EndOfStream from None
+
+    async def deliver(self, message: bytes, timeout: float) -> bool | None:
+        """Queue a POSTed message: True once queued, False when the session has ended,
+        None when the session did not take it within ``timeout`` seconds."""
+        try:
+            with anyio.move_on_after(timeout):
+                await self._in_send.send(message)
+                return True
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        return None
+
+    def shut(self) -> None:
+        """Take no more messages (POSTs now get 404) and end the response after what is
+        queued."""
+        self.closed = True
+        self._in_send.close()
+        self.sink.finish()
+
+    async def aclose(self) -> None:
+        self.shut()
+        self._in_receive.close()
+
+
+class _LegacySession:
+    """One client's session: the GET response it streams to and the MCP session."""
+
+    __slots__ = ("channel", "id", "run_scope", "server_session")
+
+    def __init__(self, server: LowLevelServer, session_id: str, sink: Sink) -> None:
+        self.id = session_id
+        self.channel = _Channel(sink)
+        self.server_session = ServerSession(server, self.channel)
+        self.run_scope = anyio.CancelScope()
+
+    def close(self) -> None:
+        """End the session from the server's side (its stream ends normally)."""
+        self.channel.shut()
+        self.run_scope.cancel()
+
+
+class SSEApp:
+    """Serve a server over the 2024-11-05 HTTP+SSE transport, as an ASGI application.
+
+    Example::
+
+        app = SSEApp(server)      # then: uvicorn module:app
+        # or mounted: Starlette(routes=[Mount("/legacy", app)]); the endpoint event
+        # then names /legacy/messages?session_id=...
+
+    Status codes: 406 for a GET whose ``Accept`` excludes ``text/event-stream``; 415 for a
+    POST that is not ``application/json``; 400 for a missing or malformed ``session_id``
+    and for a body that is not JSON at all (with an id-less -32700 error); 404 for an
+    unknown session; 413/408 for a body over the limit or too slow; 421/403 for a Host or
+    Origin outside the allowlists (both endpoints); 503 beyond ``max_sessions``. A
+    well-formed message gets 202 and its answer arrives on the session's stream (invalid
+    JSON-RPC in valid JSON is answered there too, as on any connection).
+
+    Args:
+        server: the server to expose.
+        sse_path: the SSE endpoint's path (GET).
+        message_path: the message endpoint's path (POST).
+        security: the Host and Origin allowlists (loopback only by default).
+        max_sessions: most open sessions; more GETs get 503.
+        max_body_bytes: request body limit (413 beyond it).
+        max_header_bytes: request header block limit (431 beyond it).
+        body_timeout: seconds to receive a request body (408 beyond it), and to hand a
+            message to a busy session (503 beyond it).
+        keepalive: seconds of silence on a stream before a comment line is sent.
+        max_stream_buffer: bytes queued for one slow client before it is cut off.
+
+    Attributes:
+        sessions: the open sessions by id.
+        on_session_closed: called with each :class:`ServerSession` once its stream has
+            ended and everything it held is released (a hook for tests and metrics).
+
+    Raises:
+        LocalProtocolError: an invalid setting.
+    """
+
+    def __init__(
+        self,
+        server: LowLevelServer,
+        *,
+        sse_path: str = "/sse",
+        message_path: str = "/messages",
+        security: TransportSecurity | None = None,
+        max_sessions: int = 1000,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_header_bytes: int = 16 * 1024,
+        body_timeout: float = 30.0,
+        keepalive: float = 15.0,
+        max_stream_buffer: int = 8 * 1024 * 1024,
+    ) -> None:
+        for name, path in (("sse_path", sse_path), ("message_path", message_path)):
+            if not path.startswith("/") or "?" in path or "#" in path:
+                raise LocalProtocolError(f"{name} must be a path starting with '/': {path!r}")
+        if min(max_sessions, max_body_bytes, max_header_bytes, max_stream_buffer) < 1:
+            raise LocalProtocolError("max_sessions and the byte limits must be positive")
+        if body_timeout <= 0 or keepalive <= 0:
+            raise LocalProtocolError("body_timeout and keepalive must be positive")
+        self.server = server
+        self.sse_path = sse_path
+        self.message_path = message_path
+        self.security = security or TransportSecurity()
+        self.max_sessions = max_sessions
+        self.max_body_bytes = max_body_bytes
+        self.max_header_bytes = max_header_bytes
+        self.body_timeout = body_timeout
+        self.keepalive = keepalive
+        self.max_stream_buffer = max_stream_buffer
+        self.sessions: dict[str, _LegacySession] = {}
+        self.on_session_closed: Callable[[ServerSession], None] | None = None
+
+    def close_all(self) -> None:
+        """End every session (their streams finish; their handlers are cancelled)."""
+        for session in list(self.sessions.values()):
+            session.close()
+
+    # -- ASGI ------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        # Sessions live in their GET requests' tasks: nothing to start, only to end.
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.close_all()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    @staticmethod
+    def _route_path(scope: Scope) -> str:
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        return path.rstrip("/") or "/"
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope["headers"])
+        if headers.size > self.max_header_bytes:
+            await respond_error(send, 431, "Request Header Fields Too Large")
+            return
+        refusal = check_security(self.security, headers)
+        if refusal is not None:
+            await respond_error(send, refusal[0], refusal[1])
+            return
+        cors = cors_headers(headers)
+        path = self._route_path(scope)
+        method = scope["method"]
+        allowed: list[str] = []
+        if path == (self.sse_path.rstrip("/") or "/"):
+            allowed.append("GET")
+            if method == "GET":
+                await self._get(scope, receive, send, headers, cors)
+                return
+        if path == (self.message_path.rstrip("/") or "/"):
+            allowed.append("POST")
+            if method == "POST":
+                await self._post(scope, receive, send, headers, cors)
+                return
+        if not allowed:
+            await respond_error(
+                send,
+                404,
+                f"Not Found: the SSE endpoint is {self.sse_path}, messages go to "
+                f"{self.message_path}",
+                headers=cors,
+            )
+            return
+        allow = (b"allow", ", ".join([*allowed, "OPTIONS"]).encode())
+        if method == "OPTIONS":
+            await respond(
+                send,
+                204,
+                headers=[
+                    *cors,
+                    allow,
+                    (b"access-control-allow-methods", ", ".join(allowed).encode()),
+                    (b"access-control-allow-headers", ALLOWED_HEADERS),
+                    (b"access-control-max-age", b"600"),
+                ],
+            )
+            return
+        await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, allow])
+
+    # -- GET: the session's stream ---------------------------------------------------------
+
+    def _endpoint_uri(self, scope: Scope, session_id: str) -> bytes:
+        """The message endpoint as a relative URI (path and query), under the app's mount
+        point so it resolves against the SSE URL wherever the app is mounted."""
+        root: str = scope.get("root_path", "")
+        path = quote(root.rstrip("/") + self.message_path)
+        return f"{path}?session_id={session_id}".encode("ascii")
+
+    async def _get(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+    ) -> None:
+        # No Accept header accepts anything (RFC 9110 12.5.1); one that excludes SSE cannot
+        # be served.
+        if not accepts(headers.get(b"accept"), "text/event-stream"):
+            await respond_error(
+                send,
+                406,
+                "Not Acceptable: the Accept header must allow text/event-stream",
+                headers=cors,
+            )
+            return
+        if len(self.sessions) >= self.max_sessions:
+            await respond_error(
+                send,
+                503,
+                f"Service Unavailable: the server has {self.max_sessions} sessions open",
+                code=ErrorCode.SERVER_BUSY,
+                headers=[*cors, (b"retry-after", b"5")],
+            )
+            return
+        sink = Sink(self.max_stream_buffer)
+        session = _LegacySession(self.server, new_session_id(), sink)
+        self.sessions[session.id] = session
+        self.server.sessions.add(session.server_session)
+        try:
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]}
+            )
+            # 2024-11-05: "the server MUST send an endpoint event containing a URI for the
+            # client to use for sending messages".
+            sink.put(encode_event(self._endpoint_uri(scope, session.id), event="endpoint"))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._run_session, session)
+                await pump(sink, send, receive, keepalive=self.keepalive)
+                session.close()  # the stream is over (the client left): end the session now
+        finally:
+            session.channel.shut()
+            self.sessions.pop(session.id, None)
+            self.server.sessions.discard(session.server_session)
+            logger.debug("SSE session %s ended", session.id)
+            if self.on_session_closed is not None:
+                self.on_session_closed(session.server_session)
+
+    @staticmethod
+    async def _run_session(session: _LegacySession) -> None:
+        try:
+            with session.run_scope:
+                await session.server_session.run()
+        finally:
+            session.channel.shut()
+
+    # -- POST: a client message ------------------------------------------------------------
+
+    def _lookup(self, scope: Scope) -> _LegacySession | tuple[int, str]:
+        query: bytes = scope.get("query_string", b"")
+        values = parse_qs(query.decode("latin-1")).get("session_id", [])
+        if not values:
+            return 400, "Bad Request: the session_id query parameter is required"
+        if len(values) > 1 or not valid_session_id(values[0]):
+            return 400, "Bad Request: malformed session_id"
+        session = self.sessions.get(values[0])
+        if session is None or session.channel.closed:
+            return 404, "Not Found: unknown or ended session; open a new one with GET"
+        return session
+
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+    ) -> None:
+        # Refused before anything is read: a cross-site "simple" request (text/plain) from a
+        # browser must never reach a session (the CSRF class of CVE-2026-33252).
+        if media_type(headers.get(b"content-type")) != "application/json":
+            await respond_error(
+                send,
+                415,
+                "Unsupported Media Type: POST bodies must be application/json",
+                headers=cors,
+            )
+            return
+        found = self._lookup(scope)
+        if isinstance(found, tuple):
+            await respond_error(send, found[0], found[1], headers=cors)
+            return
+        body = await read_body(
+            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
+        )
+        if isinstance(body, tuple):
+            await respond_error(send, body[0], body[1], headers=cors)
+            return
+        try:
+            msgspec.json.decode(body, type=msgspec.Raw)  # well-formed JSON? (no decoding)
+        except msgspec.DecodeError as exc:
+            # Not JSON at all: no message to hand to the session (as the official SDK, 400).
+            await respond_error(
+                send, 400, f"Parse error: {exc}", code=ErrorCode.PARSE_ERROR, headers=cors
+            )
+            return
+        except RecursionError:
+            pass  # deeply nested: the session's codec answers it with -32700
+        delivered = await found.channel.deliver(body, self.body_timeout)
+        if delivered is None:
+            await respond_error(
+                send,
+                503,
+                "Service Unavailable: the session is not taking messages",
+                code=ErrorCode.SERVER_BUSY,
+                headers=[*cors, (b"retry-after", b"1")],
+            )
+        elif not delivered:
+            await respond_error(
+                send, 404, "Not Found: the session ended; open a new one with GET", headers=cors
+            )
+        else:
+            await respond(send, 202, headers=cors)

@@ -1,0 +1,474 @@
+"""The Streamable HTTP server transport as a plain ASGI application.
+
+One endpoint (``/mcp`` by default) answers POST (client messages), GET (the standalone
+SSE stream, or resuming a stream with ``Last-Event-ID``) and DELETE (ending a session),
+following ``basic/transports.mdx`` of 2025-03-26 ... 2025-11-25. Runs under any ASGI
+server (uvicorn, hypercorn, granian) or mounted in Starlette / FastAPI; it needs no
+framework. Secure by default: Host and Origin allowlists (loopback), a request body
+limit, a session cap and an idle timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import anyio.abc
+
+from ..aio import EventStore, MemoryEventStore
+from ..aio._background import spawn_background
+from ..exceptions import LocalProtocolError
+from ..protocol import (
+    MessageRejected,
+    RequestReceived,
+    TransportSecurity,
+    accepts,
+    media_type,
+    new_session_id,
+    valid_session_id,
+)
+from ..types import V2025_03_26, ErrorCode
+from ._asgi import (
+    ALLOWED_HEADERS,
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    check_security,
+    cors_headers,
+    read_body,
+    respond,
+    respond_error,
+)
+from ._http_handlers import handle_get, handle_message
+from ._http_session import HttpSession, session_deadline
+
+if TYPE_CHECKING:
+    from ._lowlevel import LowLevelServer
+
+__all__ = ["StreamableHTTPApp"]
+
+logger = logging.getLogger("mcpkit.server.http")
+
+_DEFAULT: Final[Any] = object()
+_ALLOW: Final = (b"allow", b"GET, POST, DELETE, OPTIONS")
+
+
+class StreamableHTTPApp:
+    """Serve a server over Streamable HTTP, as an ASGI application.
+
+    Example::
+
+        app = server.streamable_http_app()          # then: uvicorn module:app
+        # or mounted: Starlette(routes=[Mount("/", app)], lifespan=app.lifespan)
+
+    Args:
+        server: the server to expose.
+        path: the MCP endpoint's path.
+        stateless: no sessions: every POST stands alone (no ``initialize`` needed, no GET
+            stream, no server-to-client requests).
+        json_response: answer requests with JSON bodies instead of SSE streams (messages
+            other than responses then go on the GET stream).
+        event_store: where SSE events wait for resumption (``None`` disables it);
+            a bounded :class:`MemoryEventStore` by default.
+        security: the Host and Origin allowlists (loopback only by default).
+        max_sessions: most sessions at once; more ``initialize`` requests get 503.
+        session_idle_timeout: seconds a session may go without requests or open streams
+            before it is ended (``None``: never).
+        max_body_bytes: request body limit (413 beyond it).
+        max_header_bytes: request header block limit (431 beyond it).
+        body_timeout: seconds to receive a request body (408 beyond it).
+        keepalive: seconds of silence on an SSE stream before a comment line is sent.
+        retry_ms: the reconnection delay sent to clients with the priming event.
+        max_stream_buffer: bytes queued for one slow SSE client before it is cut off.
+
+    Raises:
+        LocalProtocolError: an invalid setting.
+    """
+
+    def __init__(
+        self,
+        server: LowLevelServer,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+        event_store: EventStore | None = _DEFAULT,
+        security: TransportSecurity | None = None,
+        max_sessions: int = 1000,
+        session_idle_timeout: float | None = 1800.0,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_header_bytes: int = 16 * 1024,
+        body_timeout: float = 30.0,
+        keepalive: float = 15.0,
+        retry_ms: int | None = 1000,
+        max_stream_buffer: int = 8 * 1024 * 1024,
+    ) -> None:
+        if not path.startswith("/"):
+            raise LocalProtocolError(f"path must start with '/': {path!r}")
+        if max_sessions < 1 or max_body_bytes < 1 or max_header_bytes < 1:
+            raise LocalProtocolError("max_sessions and the byte limits must be positive")
+        self.server = server
+        self.path = path
+        self.stateless = stateless
+        self.json_response = json_response
+        if event_store is _DEFAULT:
+            event_store = None if stateless else MemoryEventStore()
+        self.event_store: EventStore | None = event_store
+        self.security = security or TransportSecurity()
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout
+        self.max_body_bytes = max_body_bytes
+        self.max_header_bytes = max_header_bytes
+        self.body_timeout = body_timeout
+        self.keepalive = keepalive
+        self.retry_ms = retry_ms
+        self.max_stream_buffer = max_stream_buffer
+        #: The open sessions by id.
+        self.sessions: dict[str, HttpSession] = {}
+        self._ending: set[HttpSession] = set()  # closed, work still stopping
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._starting: anyio.Event | None = None
+
+    # -- running ----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def lifespan(self, _app: object = None) -> AsyncIterator[None]:
+        """Run the app's background work (sessions, idle sweeps) for the duration; for
+        frameworks that take a lifespan (``Starlette(lifespan=app.lifespan)``). ASGI
+        servers do this through the lifespan protocol; without either, it starts on the
+        first request."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._sweep_forever)
+            try:
+                yield
+            finally:
+                self.close_all()
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    def close_all(self) -> None:
+        """End every session (their work stops in the background; see :meth:`wait_ended`)."""
+        for session in list(self.sessions.values()):
+            self.drop(session)
+
+    async def wait_ended(self, timeout: float = 10.0) -> None:
+        """Wait until every ended session's work has stopped and its memory can go.
+
+        Raises:
+            TimeoutError: some session's work did not stop within ``timeout`` seconds.
+        """
+        with anyio.fail_after(timeout):
+            while self._ending:
+                await next(iter(self._ending)).ended.wait()
+
+    async def _ensure_runner(self) -> anyio.abc.TaskGroup:
+        if self._tg is not None:
+            return self._tg
+        if self._starting is not None:
+            await self._starting.wait()
+            return self._running()
+        self._starting = started = anyio.Event()
+
+        async def runner() -> None:
+            async with self.lifespan():
+                started.set()
+                await anyio.sleep_forever()
+
+        spawn_background(runner)
+        await started.wait()
+        return self._running()
+
+    def _running(self) -> anyio.abc.TaskGroup:
+        if self._tg is None:
+            raise RuntimeError("the app's background task group is not running")
+        return self._tg
+
+    async def _sweep_forever(self) -> None:
+        interval = session_deadline(self.session_idle_timeout)
+        if math.isinf(interval):
+            return
+        while True:
+            await anyio.sleep(interval)
+            self.sweep()
+
+    def sweep(self) -> int:
+        """End sessions idle past the timeout; returns how many."""
+        timeout = self.session_idle_timeout
+        if timeout is None:
+            return 0
+        now = anyio.current_time()
+        idle = [s for s in self.sessions.values() if s.idle_for(now) > timeout]
+        for session in idle:
+            logger.info("session %s expired after %g s idle", session.id, timeout)
+            self.drop(session)
+        return len(idle)
+
+    def drop(self, session: HttpSession) -> None:
+        """End one session."""
+        if session.id is not None:
+            self.sessions.pop(session.id, None)
+        if not session.ended.is_set():
+            self._ending.add(session)
+            session.on_end = self._ending.discard
+        session.close()
+
+    # -- ASGI ------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan_protocol(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+
+    async def _lifespan_protocol(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        async with self.lifespan():
+            await send({"type": "lifespan.startup.complete"})
+            message = await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
+    def _matches(self, scope: Scope) -> bool:
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        return path == self.path or path.rstrip("/") == self.path.rstrip("/")
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope["headers"])
+        if headers.size > self.max_header_bytes:
+            await respond_error(send, 431, "Request Header Fields Too Large")
+            return
+        refusal = check_security(self.security, headers)
+        if refusal is not None:
+            await respond_error(send, refusal[0], refusal[1])
+            return
+        if not self._matches(scope):
+            await respond_error(send, 404, f"Not Found: the MCP endpoint is {self.path}")
+            return
+        cors = cors_headers(headers)
+        method = scope["method"]
+        if method == "POST":
+            await self._post(receive, send, headers, cors)
+        elif method == "GET":
+            await self._get(receive, send, headers, cors)
+        elif method == "DELETE":
+            await self._delete(send, headers, cors)
+        elif method == "OPTIONS":
+            await respond(
+                send,
+                204,
+                headers=[
+                    *cors,
+                    _ALLOW,
+                    (b"access-control-allow-methods", b"GET, POST, DELETE"),
+                    (b"access-control-allow-headers", ALLOWED_HEADERS),
+                    (b"access-control-max-age", b"600"),
+                ],
+            )
+        else:
+            await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
+
+    def _version_problem(self, headers: Headers, session: HttpSession | None) -> str | None:
+        """Check ``MCP-Protocol-Version`` (2025-06-18+: "Protocol Version Header")."""
+        value = headers.text(b"mcp-protocol-version")
+        if b"mcp-protocol-version" in headers.duplicated:
+            return "Bad Request: more than one MCP-Protocol-Version header"
+        if value is None:
+            return None
+        supported = self.server.supported_versions
+        if value not in supported:
+            return (
+                f"Bad Request: unsupported MCP-Protocol-Version {value[:40]!r}; "
+                f"supported: {', '.join(supported)}"
+            )
+        if session is not None:
+            negotiated = session.server_session.protocol_version
+            if negotiated is not None and value != negotiated:
+                return (
+                    f"Bad Request: MCP-Protocol-Version {value!r} does not match the "
+                    f"negotiated version {negotiated!r}"
+                )
+        return None
+
+    def _lookup(self, headers: Headers) -> HttpSession | tuple[int, str]:
+        raw = headers.get(b"mcp-session-id")
+        if raw is None:
+            return 400, "Bad Request: the Mcp-Session-Id header is required"
+        if b"mcp-session-id" in headers.duplicated or not valid_session_id(raw):
+            return 400, "Bad Request: malformed Mcp-Session-Id header"
+        session = self.sessions.get(raw.decode("ascii"))
+        if session is None or session.closed:
+            return 404, "Not Found: unknown or expired session; initialize a new one"
+        return session
+
+    async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
+        if media_type(headers.get(b"content-type")) != "application/json":
+            await respond_error(
+                send,
+                415,
+                "Unsupported Media Type: POST bodies must be application/json",
+                headers=cors,
+            )
+            return
+        accept = headers.get(b"accept")
+        if accept is None or not (
+            accepts(accept, "application/json") and accepts(accept, "text/event-stream")
+        ):
+            await respond_error(
+                send,
+                406,
+                "Not Acceptable: the Accept header must list application/json and "
+                "text/event-stream",
+                headers=cors,
+            )
+            return
+        if self.stateless:
+            problem = self._version_problem(headers, None)
+            if problem is not None:
+                await respond_error(send, 400, problem, headers=cors)
+                return
+            body = await read_body(
+                receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
+            )
+            if isinstance(body, tuple):
+                await respond_error(send, body[0], body[1], headers=cors)
+                return
+            await self._post_stateless(body, receive, send, headers, cors)
+            return
+        session: HttpSession | None = None
+        if headers.get(b"mcp-session-id") is not None:
+            found = self._lookup(headers)
+            if isinstance(found, tuple):
+                await respond_error(send, found[0], found[1], headers=cors)
+                return
+            session = found
+        problem = self._version_problem(headers, session)
+        if problem is not None:
+            await respond_error(send, 400, problem, headers=cors)
+            return
+        body = await read_body(
+            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
+        )
+        if isinstance(body, tuple):
+            await respond_error(send, body[0], body[1], headers=cors)
+            return
+        if session is None:
+            await self._initialize(body, receive, send, cors)
+            return
+        session.connections += 1
+        try:
+            await handle_message(self, session, body, receive, send, cors)
+        finally:
+            session.connections -= 1
+            session.touch()
+
+    async def _initialize(self, body: bytes, receive: Receive, send: Send, cors: list[Any]) -> None:
+        """A POST without a session id: it must carry ``initialize``, which starts one."""
+        if len(self.sessions) >= self.max_sessions and not self.sweep():
+            await respond_error(
+                send,
+                503,
+                f"Service Unavailable: the server has {self.max_sessions} sessions open",
+                code=ErrorCode.SERVER_BUSY,
+                headers=[*cors, (b"retry-after", b"5")],
+            )
+            return
+        tg = await self._ensure_runner()
+        session = HttpSession(
+            self.server, new_session_id(), store=self.event_store, retry_ms=self.retry_ms
+        )
+        event = session.endpoint.connection.receive_message(body)
+        if not (isinstance(event, RequestReceived) and event.method == "initialize"):
+            if isinstance(event, MessageRejected) and event.reply is not None:
+                await respond(send, 400, event.reply, headers=cors)
+            else:
+                await respond_error(
+                    send,
+                    400,
+                    "Bad Request: the Mcp-Session-Id header is required "
+                    "(only an initialize request may start a session)",
+                    headers=cors,
+                )
+            return
+        session.start(tg)
+        assert session.id is not None
+        self.sessions[session.id] = session
+        await handle_message(
+            self, session, body, receive, send, cors, event=event, new_session=True
+        )
+
+    async def _post_stateless(
+        self, body: bytes, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+    ) -> None:
+        tg = await self._ensure_runner()
+        session = HttpSession(self.server, None, store=None, retry_ms=None)
+        version = headers.text(b"mcp-protocol-version") or V2025_03_26
+        session.server_session.assume_initialized(version)
+        session.start(tg)
+        try:
+            await handle_message(self, session, body, receive, send, cors)
+        finally:
+            self.drop(session)
+
+    async def _get(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
+        if self.stateless:
+            await respond_error(
+                send,
+                405,
+                "Method Not Allowed: this server is stateless (no GET stream)",
+                headers=[*cors, _ALLOW],
+            )
+            return
+        if (
+            not accepts(headers.get(b"accept"), "text/event-stream")
+            or headers.get(b"accept") is None
+        ):
+            await respond_error(
+                send,
+                406,
+                "Not Acceptable: the Accept header must list text/event-stream",
+                headers=cors,
+            )
+            return
+        found = self._lookup(headers)
+        if isinstance(found, tuple):
+            await respond_error(send, found[0], found[1], headers=cors)
+            return
+        problem = self._version_problem(headers, found)
+        if problem is not None:
+            await respond_error(send, 400, problem, headers=cors)
+            return
+        found.connections += 1
+        try:
+            await handle_get(self, found, headers, receive, send, cors)
+        finally:
+            found.connections -= 1
+            found.touch()
+
+    async def _delete(self, send: Send, headers: Headers, cors: list[Any]) -> None:
+        if self.stateless:
+            await respond_error(
+                send,
+                405,
+                "Method Not Allowed: this server is stateless (no sessions)",
+                headers=[*cors, _ALLOW],
+            )
+            return
+        found = self._lookup(headers)
+        if isinstance(found, tuple):
+            await respond_error(send, found[0], found[1], headers=cors)
+            return
+        self.drop(found)
+        await respond(send, 204, headers=cors)

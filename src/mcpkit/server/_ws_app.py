@@ -1,0 +1,265 @@
+"""The WebSocket server transport (an mcpkit extension; no MCP revision defines one), as a
+plain ASGI application.
+
+The binding (``docs/websocket.md``): one JSON-RPC message per text frame, subprotocol
+``mcp``, the MCP lifecycle unchanged, the connection is the session. Host and Origin are
+checked before the handshake is accepted: the official SDK's WebSocket transport once had
+no such check (CVE-2026-59950), which let any web page a user visited drive a local server
+through DNS rebinding.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from ..exceptions import LocalProtocolError
+from ..protocol import TransportSecurity
+from ..types import ErrorCode
+from ._asgi import (
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    check_security,
+    error_body,
+    respond_error,
+)
+from ._session import ServerSession
+
+if TYPE_CHECKING:
+    from ._lowlevel import LowLevelServer
+
+__all__ = ["WebSocketApp"]
+
+logger = logging.getLogger("mcpkit.server.ws")
+
+#: The WebSocket subprotocol of the binding (RFC 6455 section 1.9).
+SUBPROTOCOL: Final = "mcp"
+# RFC 6455 section 7.4.1 close codes.
+_NORMAL: Final = 1000
+_UNSUPPORTED_DATA: Final = 1003
+_POLICY: Final = 1008
+_TOO_BIG: Final = 1009
+# ASGI's extension for answering a handshake with any HTTP response (else: 403, no body).
+_HTTP_RESPONSE_EXT: Final = "websocket.http.response"
+
+
+class _Channel:
+    """A message channel over one accepted ASGI WebSocket connection."""
+
+    __slots__ = ("_lock", "_receive", "_send", "closed", "limit", "on_gone")
+
+    def __init__(self, receive: Receive, send: Send, limit: int) -> None:
+        self._receive = receive
+        self._send = send
+        self.limit = limit
+        self._lock = anyio.Lock()
+        self.closed = False  # a close frame was sent or received
+        #: Called once the connection is over, so the session ends at once (nobody is left
+        #: to read answers: draining running handlers would be wasted work).
+        self.on_gone: Callable[[], None] | None = None
+
+    def _gone(self) -> None:
+        self.closed = True
+        if self.on_gone is not None:
+            self.on_gone()
+
+    async def receive(self) -> bytes:
+        while not self.closed:
+            message = await self._receive()
+            kind = message["type"]
+            if kind == "websocket.receive":
+                text = message.get("text")
+                if text is None:
+                    # One JSON-RPC message per *text* frame: binary data is not a message.
+                    await self._close(_UNSUPPORTED_DATA, "MCP messages are text frames")
+                    break
+                data: bytes = text.encode()
+                if len(data) > self.limit:
+                    await self._close(_TOO_BIG, f"message over {self.limit} bytes")
+                    break
+                return data
+            if kind == "websocket.disconnect":
+                self._gone()
+                break
+        raise anyio.EndOfStream
+
+    async def send(self, message: bytes) -> None:
+        if self.closed:
+            raise anyio.BrokenResourceError
+        async with self._lock:
+            try:
+                await self._send({"type": "websocket.send", "text": message.decode()})
+            except OSError:  # the client vanished (uvicorn's ClientDisconnected)
+                self._gone()
+                raise anyio.BrokenResourceError from None
+
+    async def _close(self, code: int, reason: str) -> None:
+        if self.closed:
+            return
+        logger.info("closing a WebSocket connection: %d %s", code, reason)
+        try:
+            async with self._lock:
+                await self._send({"type": "websocket.close", "code": code, "reason": reason})
+        except OSError:
+            pass
+        self._gone()
+
+    async def aclose(self) -> None:
+        await self._close(_NORMAL, "")
+
+
+class WebSocketApp:
+    """Serve a server over WebSocket, as an ASGI application.
+
+    Example::
+
+        app = WebSocketApp(server)        # then: uvicorn module:app; clients use ws://host/ws
+
+    A handshake is refused (HTTP 403) when its Host or Origin is outside the allowlists,
+    when it offers subprotocols but not ``mcp``, or when the path is wrong; beyond
+    ``max_connections`` it gets 503. ASGI servers without the ``websocket.http.response``
+    extension answer every refusal with a bare 403. Plain HTTP requests get 426 Upgrade
+    Required on the path and 404 elsewhere.
+
+    Args:
+        server: the server to expose.
+        path: the WebSocket endpoint's path.
+        security: the Host and Origin allowlists (loopback only by default).
+        max_message_bytes: largest accepted message; a larger one closes the connection
+            with 1009 (Message Too Big).
+        max_connections: most connections at once.
+
+    Attributes:
+        connections: the sessions being served.
+        on_session_closed: called with each :class:`ServerSession` once its connection has
+            ended and everything it held is released (a hook for tests and metrics).
+
+    Raises:
+        LocalProtocolError: an invalid setting.
+    """
+
+    def __init__(
+        self,
+        server: LowLevelServer,
+        *,
+        path: str = "/ws",
+        security: TransportSecurity | None = None,
+        max_message_bytes: int = 4 * 1024 * 1024,
+        max_connections: int = 1000,
+    ) -> None:
+        if not path.startswith("/"):
+            raise LocalProtocolError(f"path must start with '/': {path!r}")
+        if max_message_bytes < 1 or max_connections < 1:
+            raise LocalProtocolError("max_message_bytes and max_connections must be positive")
+        self.server = server
+        self.path = path
+        self.security = security or TransportSecurity()
+        self.max_message_bytes = max_message_bytes
+        self.max_connections = max_connections
+        self.connections: set[ServerSession] = set()
+        self.on_session_closed: Callable[[ServerSession], None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "websocket":
+            await self._websocket(scope, receive, send)
+        elif kind == "http":
+            await self._http(scope, send)
+        elif kind == "lifespan":
+            # Connections live in their own tasks: nothing to start or stop.
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    def _matches(self, scope: Scope) -> bool:
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        return path == self.path or path.rstrip("/") == self.path.rstrip("/")
+
+    async def _http(self, scope: Scope, send: Send) -> None:
+        refusal = check_security(self.security, Headers(scope["headers"]))
+        if refusal is not None:
+            await respond_error(send, refusal[0], refusal[1])
+        elif self._matches(scope):
+            await respond_error(
+                send,
+                426,
+                "Upgrade Required: this is a WebSocket endpoint (subprotocol 'mcp')",
+                headers=[(b"upgrade", b"websocket"), (b"connection", b"Upgrade")],
+            )
+        else:
+            await respond_error(send, 404, f"Not Found: the WebSocket endpoint is {self.path}")
+
+    async def _refuse(self, scope: Scope, send: Send, status: int, reason: str) -> None:
+        """Refuse the handshake: with an HTTP error response where the server supports
+        it, else with ``websocket.close`` before accepting (the server answers 403)."""
+        logger.info("WebSocket handshake refused (%d): %s", status, reason)
+        if _HTTP_RESPONSE_EXT in scope.get("extensions", {}):
+            code = ErrorCode.SERVER_BUSY if status == 503 else ErrorCode.INVALID_REQUEST
+            body = error_body(code, reason)
+            await send(
+                {
+                    "type": "websocket.http.response.start",
+                    "status": status,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "websocket.http.response.body", "body": body})
+        else:
+            await send({"type": "websocket.close", "code": _POLICY})
+
+    def _check_handshake(self, scope: Scope) -> tuple[int, str] | None:
+        refusal = check_security(self.security, Headers(scope["headers"]))
+        if refusal is not None:
+            # 403 for Host as well: a handshake refusal is one status in the binding.
+            return 403, refusal[1]
+        if not self._matches(scope):
+            return 404, f"Not Found: the WebSocket endpoint is {self.path}"
+        offered: list[str] = scope.get("subprotocols") or []
+        if offered and SUBPROTOCOL not in offered:
+            return 403, f"Forbidden: the subprotocol must be {SUBPROTOCOL!r}"
+        if len(self.connections) >= self.max_connections:
+            return 503, f"Service Unavailable: {self.max_connections} connections are open"
+        return None
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return  # the client left before the handshake
+        refusal = self._check_handshake(scope)
+        if refusal is not None:
+            await self._refuse(scope, send, *refusal)
+            return
+        # A client that offers no subprotocol is accepted (and none is selected), for
+        # clients that cannot set one; one that offers some must include "mcp".
+        accept: dict[str, Any] = {"type": "websocket.accept"}
+        if scope.get("subprotocols"):
+            accept["subprotocol"] = SUBPROTOCOL
+        await send(accept)
+        channel = _Channel(receive, send, self.max_message_bytes)
+        session = ServerSession(self.server, channel)
+        self.connections.add(session)
+        self.server.sessions.add(session)
+        try:
+            with anyio.CancelScope() as serving:
+                channel.on_gone = serving.cancel
+                await session.run()
+        finally:
+            self.connections.discard(session)
+            self.server.sessions.discard(session)
+            if self.on_session_closed is not None:
+                self.on_session_closed(session)

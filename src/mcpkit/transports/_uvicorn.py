@@ -1,0 +1,166 @@
+"""Serving an ASGI app with uvicorn, mcpkit's default HTTP server, hardened.
+
+uvicorn gives a new connection no deadline to send its request headers (uvicorn issue
+#157), so a client trickling bytes holds a connection forever (slowloris). The protocol
+classes here close a connection whose request headers are not complete within
+``header_timeout`` seconds of it being ready for a request; mcpkit's ASGI apps bound the
+body themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+__all__ = ["HttpServer", "serve_http"]
+
+logger = logging.getLogger("mcpkit.transports.http")
+
+
+def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    except ImportError:  # httptools is missing: the pure-Python parser
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
+
+    class DeadlineProtocol(base):
+        """Closes connections whose request headers do not arrive in time."""
+
+        _deadline: asyncio.TimerHandle | None = None
+        _armed_cycle: object = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            # A new request cycle exists once a request's headers were parsed.
+            if self._deadline is not None and self.cycle is not self._armed_cycle:
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # ready for the next request on this connection
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._armed_cycle = self.cycle
+            self._deadline = self.loop.call_later(header_timeout, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            if self.cycle is self._armed_cycle and not self.transport.is_closing():
+                logger.info("closing a connection that sent no complete request in time")
+                self.transport.close()
+
+    return DeadlineProtocol
+
+
+class HttpServer:
+    """A running uvicorn server (see :func:`serve_http`).
+
+    Attributes:
+        host: the address it listens on.
+        port: the port it listens on (the real one when 0 was asked for).
+    """
+
+    def __init__(self, server: Any, host: str, port: int) -> None:
+        self._server = server
+        self.host = host
+        self.port = port
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def stop(self) -> None:
+        """Ask the server to shut down (it stops accepting, then finishes)."""
+        self._server.should_exit = True
+
+
+async def serve_http(
+    app: Callable[..., Awaitable[None]],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    header_timeout: float = 10.0,
+    keepalive_timeout: int = 5,
+    limit_concurrency: int | None = 1000,
+    log_level: str = "warning",
+    ready: Callable[[HttpServer], None] | None = None,
+) -> None:
+    """Serve ``app`` with uvicorn until cancelled or stopped (asyncio only).
+
+    Args:
+        app: the ASGI application.
+        host: the address to bind; loopback by default (``basic/transports.mdx``:
+            servers running locally SHOULD bind only to localhost).
+        port: the port (0: any free port; ``ready`` receives the real one).
+        header_timeout: seconds a connection may take to send a request's headers.
+        keepalive_timeout: seconds an idle keep-alive connection stays open.
+        limit_concurrency: most connections and tasks at once (503 beyond).
+        log_level: uvicorn's log level.
+        ready: called once the socket is listening.
+
+    Raises:
+        OSError: the address cannot be bound.
+        mcpkit.exceptions.TransportError: uvicorn is not installed.
+    """
+    try:
+        import uvicorn
+    except ImportError as exc:
+        from ..exceptions import TransportError
+
+        raise TransportError("serving over HTTP needs uvicorn: pip install 'mcpkit[http]'") from exc
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto must be IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets that
+    # say so, and without it every response written in two parts (headers, body) waits
+    # ~40 ms for Nagle's algorithm and the peer's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    try:
+        import websockets  # noqa: F401  # uvicorn's WebSocket support, when installed
+    except ImportError:
+        ws = "none"
+    else:
+        ws = "websockets-sansio"
+    config = uvicorn.Config(
+        app,
+        http=_protocol_class(header_timeout),
+        ws=ws,
+        lifespan="on",
+        log_level=log_level,
+        access_log=False,
+        server_header=False,
+        timeout_keep_alive=keepalive_timeout,
+        limit_concurrency=limit_concurrency,
+        h11_max_incomplete_event_size=16 * 1024,
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    try:
+        if ready is not None:
+            # The socket already listens: connections wait in its backlog until uvicorn
+            # (after the app's lifespan startup) accepts them.
+            ready(HttpServer(server, host, sock.getsockname()[1]))
+        await server.serve(sockets=[sock])
+    finally:
+        sock.close()

@@ -1,0 +1,84 @@
+"""A real HTTP server on 127.0.0.1 for end-to-end tests: uvicorn (through mcpkit's own
+hardened runner) in a background thread with its own asyncio loop, so tests drive it from
+asyncio or trio alike."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from mcpkit.transports import HttpServer, serve_http
+
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+
+#: Bound on starting and stopping the server thread.
+_THREAD_TIMEOUT = 20.0
+
+
+class RunningServer:
+    """A server running in a thread; ``url`` is its base URL (no path)."""
+
+    def __init__(self, http: HttpServer, loop: asyncio.AbstractEventLoop) -> None:
+        self.http = http
+        self.loop = loop
+        self.url = http.url
+        self.port = http.port
+
+    def run(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+        """Await ``fn()`` on the server's loop and return its result (bounded)."""
+        future: Any = asyncio.run_coroutine_threadsafe(_await(fn), self.loop)
+        return future.result(timeout=_THREAD_TIMEOUT)
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the server's loop thread and return its result (bounded)."""
+        future: Any = asyncio.run_coroutine_threadsafe(_call(fn), self.loop)
+        return future.result(timeout=_THREAD_TIMEOUT)
+
+
+async def _call(fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
+async def _await(fn: Callable[[], Awaitable[Any]]) -> Any:
+    return await fn()
+
+
+@contextmanager
+def running_server(
+    app: ASGIApp, *, host: str = "127.0.0.1", **options: Any
+) -> Iterator[RunningServer]:
+    """Serve ``app`` on ``host`` at a free port for the duration of the block."""
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    def on_ready(http: HttpServer) -> None:
+        box["http"] = http
+        box["loop"] = asyncio.get_running_loop()
+        ready.set()
+
+    def main() -> None:
+        try:
+            asyncio.run(serve_http(app, host=host, port=0, ready=on_ready, **options))
+        except BaseException as exc:  # reported to the test thread below
+            box["error"] = exc
+            ready.set()
+
+    thread = threading.Thread(target=main, name="test-http-server", daemon=True)
+    thread.start()
+    if not ready.wait(_THREAD_TIMEOUT):
+        raise TimeoutError("the test HTTP server did not start")
+    if "error" in box:
+        raise box["error"]
+    server = RunningServer(box["http"], box["loop"])
+    try:
+        yield server
+    finally:
+        server.http.stop()
+        thread.join(_THREAD_TIMEOUT)
+        if thread.is_alive():
+            raise TimeoutError("the test HTTP server did not stop")
+        if "error" in box:
+            raise box["error"]
