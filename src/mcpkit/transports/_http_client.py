@@ -1,0 +1,486 @@
+"""The Streamable HTTP transport, client side, on httpx.
+
+MCP ``basic/transports.mdx`` "Streamable HTTP" (2025-03-26, 2025-06-18, 2025-11-25): every
+message we send is its own POST; a request's answer comes back as a JSON body or on an SSE
+stream, which is resumed with ``GET`` + ``Last-Event-ID`` when it breaks; after
+``notifications/initialized`` a standalone GET stream carries the server's own messages;
+closing sends ``DELETE`` with the session id. A request's POST runs in the background, so
+``send`` returns at once and the endpoint's timeout covers the whole exchange; when the
+transport knows that a request can no longer be answered it hands the endpoint a
+:class:`~mcpkit.aio.DeliveryFailed`, so the call fails promptly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Final
+
+import anyio
+import anyio.abc
+
+from ..aio import DeliveryFailed
+from ..exceptions import (
+    LocalProtocolError,
+    MessageNotDelivered,
+    RemoteProtocolError,
+    SessionExpiredError,
+    TransportError,
+)
+from ..protocol import SSEParser, media_type, valid_session_id
+from ..types import V2025_03_26, RequestId
+from ._http_client_streams import (
+    ERROR_BODY_LIMIT,
+    HTTPX_IMPORT_ERROR,
+    Outgoing,
+    Resumer,
+    classify,
+    describe_failure,
+    describe_http_error,
+    error_answer_id,
+    is_response,
+    negotiated_version,
+    peek_incoming,
+    read_body,
+    read_events,
+)
+
+if HTTPX_IMPORT_ERROR is None:
+    import httpx
+
+__all__ = ["StreamableHTTPChannel", "StreamableHTTPTransport"]
+
+logger = logging.getLogger("mcpkit.transports.http.client")
+
+_JSON: Final = "application/json"
+_SSE: Final = "text/event-stream"
+_SESSION: Final = "Mcp-Session-Id"
+_VERSION: Final = "MCP-Protocol-Version"
+#: Bound on the DELETE that ends the session, and on closing the HTTP client.
+_CLOSE_TIMEOUT: Final = 5.0
+#: Messages received but not yet taken by ``receive`` (then the streams wait: backpressure).
+_QUEUE_SIZE: Final = 1024
+
+_ACCEPT_BOTH: Final = f"{_JSON}, {_SSE}"
+
+_Item = bytes | DeliveryFailed
+_Deliver = Callable[[bytes], Awaitable[bool]]
+
+
+class StreamableHTTPTransport:
+    """Connect to an MCP server over Streamable HTTP::
+
+        async with Client(StreamableHTTPTransport("http://127.0.0.1:8000/mcp")) as client:
+            print(await client.list_tools())
+
+    Args:
+        url: the server's MCP endpoint.
+        headers: extra headers for every request (e.g. ``Authorization``).
+        http_client: an httpx client to use (and not close); one is created otherwise.
+            Redirects are never followed, whatever it is configured to do: the session id
+            must not reach another origin.
+        timeout: seconds for connecting and for each exchange that answers at once (the
+            POST of a notification or response, the DELETE).
+        sse_read_timeout: seconds a request's POST may wait for its answer to start, and
+            an SSE stream may stay silent, before it counts as broken.
+        max_event_bytes: the largest SSE event accepted; a larger one fails its request.
+        max_response_bytes: the largest JSON body accepted; a larger one fails its request.
+        reconnect_initial, reconnect_factor, reconnect_max: the backoff between attempts
+            to resume a broken SSE stream (when the server sent no ``retry``), in seconds.
+        max_reconnect_attempts: consecutive failed attempts to resume a stream before
+            giving up (the request then fails; the standalone stream is abandoned).
+
+    Raises:
+        TransportError: httpx is not installed.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        max_event_bytes: int = 16 * 1024 * 1024,
+        max_response_bytes: int = 16 * 1024 * 1024,
+        reconnect_initial: float = 1.0,
+        reconnect_factor: float = 1.5,
+        reconnect_max: float = 30.0,
+        max_reconnect_attempts: int = 2,
+    ) -> None:
+        if HTTPX_IMPORT_ERROR is not None:
+            raise TransportError(
+                "the Streamable HTTP client needs httpx: pip install 'mcpkit[http]'"
+            ) from HTTPX_IMPORT_ERROR
+        if max_event_bytes <= 0 or max_response_bytes <= 0:
+            raise ValueError("max_event_bytes and max_response_bytes must be positive")
+        if max_reconnect_attempts < 0:
+            raise ValueError("max_reconnect_attempts must not be negative")
+        self.url = url
+        self.headers = dict(headers or {})
+        self.http_client = http_client
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.max_event_bytes = max_event_bytes
+        self.max_response_bytes = max_response_bytes
+        self.reconnect_initial = reconnect_initial
+        self.reconnect_factor = reconnect_factor
+        self.reconnect_max = reconnect_max
+        self.max_reconnect_attempts = max_reconnect_attempts
+
+    def connect(self) -> contextlib.AbstractAsyncContextManager[StreamableHTTPChannel]:
+        """Return a new channel; entering it opens it, leaving it ends the session."""
+        return StreamableHTTPChannel(self)
+
+
+class StreamableHTTPChannel:
+    """A message channel over Streamable HTTP (see :class:`StreamableHTTPTransport`).
+    Enter and exit it in the same task.
+
+    Attributes:
+        session_id: the ``Mcp-Session-Id`` the server issued in answer to ``initialize``
+            (``None`` before, for a stateless server, and after the session ended).
+        protocol_version: the version the server chose in its ``initialize`` result, sent
+            as ``MCP-Protocol-Version`` on every later request.
+    """
+
+    def __init__(self, transport: StreamableHTTPTransport) -> None:
+        self._t = transport
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._owns_client = transport.http_client is None
+        self._queue_in, self._queue_out = anyio.create_memory_object_stream[_Item](_QUEUE_SIZE)
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._closed = False
+        self._initialize_ids: set[RequestId] = set()
+        self._calls: dict[RequestId, anyio.CancelScope] = {}
+        self._listening: anyio.CancelScope | None = None
+        self._short = httpx.Timeout(transport.timeout)
+        self._long = httpx.Timeout(transport.timeout, read=transport.sse_read_timeout)
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def __aenter__(self) -> StreamableHTTPChannel:
+        if self._task_group is not None or self._closed:
+            raise LocalProtocolError("a Streamable HTTP channel is opened only once")
+        self._client = self._t.http_client or httpx.AsyncClient(
+            follow_redirects=False, timeout=self._short
+        )
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        with anyio.CancelScope(shield=True):
+            await self.aclose()
+        assert self._task_group is not None
+        return await self._task_group.__aexit__(exc_type, exc, tb)
+
+    async def aclose(self) -> None:
+        """End the session (``DELETE``, bounded by 5 s; any answer is fine), stop every
+        stream and make :meth:`receive` end. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._task_group is not None:
+            self._task_group.cancel_scope.cancel()
+        self._queue_in.close()
+        self._queue_out.close()  # a waiting receive() ends now; queued messages are dropped
+        client, session = self._client, self.session_id
+        self.session_id = None
+        with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
+            if client is not None and session is not None:
+                await self._delete(client, session)
+            if client is not None and self._owns_client:
+                await client.aclose()
+
+    async def _delete(self, client: httpx.AsyncClient, session: str) -> None:
+        # basic/transports.mdx "Session Management": clients that no longer need a session
+        # SHOULD send DELETE; the server MAY answer 405 (it does not allow it).
+        headers = self._headers(_JSON, session=session)
+        try:
+            response = await client.request(
+                "DELETE",
+                self._t.url,
+                headers=headers,
+                timeout=httpx.Timeout(min(self._t.timeout, _CLOSE_TIMEOUT)),
+                follow_redirects=False,
+            )
+        except httpx.HTTPError as exc:
+            logger.debug("DELETE of the session failed: %s", describe_http_error(exc))
+            return
+        if not response.is_success and response.status_code not in (404, 405):
+            logger.debug("the server answered DELETE with HTTP %d", response.status_code)
+
+    # -- the channel --------------------------------------------------------------------
+
+    async def receive(self) -> bytes | DeliveryFailed:
+        """The next message from the server (from any of the streams, in arrival order),
+        or a marker for a request that can no longer be answered.
+
+        Raises:
+            anyio.EndOfStream: the channel was closed.
+        """
+        try:
+            return await self._queue_out.receive()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, message: bytes) -> None:
+        """POST one message. A request's POST continues in the background (its answer
+        arrives through :meth:`receive`); a notification's or response's is awaited.
+
+        Raises:
+            anyio.ClosedResourceError: the channel was closed.
+            MessageNotDelivered: the server refused the message or could not be reached.
+            SessionExpiredError: the server no longer knows the session (HTTP 404).
+            LocalProtocolError: the channel was never opened.
+        """
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._task_group is None or self._client is None:
+            raise LocalProtocolError("use `async with transport.connect() as channel` first")
+        out = classify(message)
+        if out.request_ids:
+            if out.initialize_id is not None:
+                self._initialize_ids.add(out.initialize_id)
+            scope = anyio.CancelScope()
+            if len(out.request_ids) == 1:
+                self._calls[out.request_ids[0]] = scope
+            headers = self._headers(_ACCEPT_BOTH, initialize=out.initialize_id is not None)
+            self._task_group.start_soon(self._call, message, out, headers, scope)
+            return
+        try:
+            await self._post_quietly_answered(message)
+        finally:
+            if out.cancelled_id is not None:
+                # The server was told; the stream of the cancelled request is of no use.
+                call = self._calls.get(out.cancelled_id)
+                if call is not None:
+                    call.cancel()
+        if "notifications/initialized" in out.methods:
+            self._start_listening()
+
+    def _headers(
+        self, accept: str, *, initialize: bool = False, session: str | None = None
+    ) -> httpx.Headers:
+        headers = httpx.Headers(self._t.headers)
+        headers["Accept"] = accept
+        session = session or self.session_id
+        # A new initialize starts a new session: it carries neither header.
+        if not initialize:
+            if session is not None:
+                headers[_SESSION] = session
+            if self.protocol_version is not None:
+                headers[_VERSION] = self.protocol_version
+        return headers
+
+    def _expire(self, session: str) -> None:
+        """The server forgot ``session`` (404): drop it, its version and its GET stream."""
+        if self.session_id != session:
+            return  # already replaced by a new session
+        logger.info("the server ended session %s (HTTP 404)", session)
+        self.session_id = None
+        self.protocol_version = None
+        if self._listening is not None:
+            self._listening.cancel()
+            self._listening = None
+
+    async def _push(self, item: _Item) -> None:
+        try:
+            await self._queue_in.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # closing: nobody reads any more
+
+    async def _post_quietly_answered(self, message: bytes) -> None:
+        """POST a notification or response; the server answers 202 (or 200)."""
+        assert self._client is not None
+        headers = self._headers(_ACCEPT_BOTH)
+        headers["Content-Type"] = _JSON
+        session = headers.get(_SESSION)
+        try:
+            async with self._client.stream(
+                "POST",
+                self._t.url,
+                content=message,
+                headers=headers,
+                timeout=self._short,
+                follow_redirects=False,
+            ) as response:
+                status = response.status_code
+                if status in (200, 202):
+                    return
+                if status == 404 and session is not None:
+                    self._expire(session)
+                    raise SessionExpiredError("the server ended the session", status=404)
+                body = await read_body(response, ERROR_BODY_LIMIT, truncate=True)
+        except httpx.HTTPError as exc:
+            raise MessageNotDelivered(
+                f"cannot deliver the message to {self._t.url}: {describe_http_error(exc)}"
+            ) from exc
+        content_type = response.headers.get("content-type")
+        raise MessageNotDelivered(describe_failure(status, content_type, body), status=status)
+
+    # -- requests -----------------------------------------------------------------------
+
+    async def _call(
+        self, message: bytes, out: Outgoing, headers: httpx.Headers, scope: anyio.CancelScope
+    ) -> None:
+        pending = set(out.request_ids)
+        error: Exception | None = None
+        try:
+            with scope:
+                try:
+                    error = await self._exchange(message, headers, pending, out)
+                except Exception as exc:  # a bug here must fail the call, not the channel
+                    logger.exception("the POST of a request failed unexpectedly")
+                    error = MessageNotDelivered(f"the request failed: {exc!r}")
+                if pending:
+                    error = error or RemoteProtocolError("the server did not answer the request")
+                    for rid in out.request_ids:
+                        if rid in pending:
+                            self._initialize_ids.discard(rid)
+                            await self._push(DeliveryFailed(rid, error))
+        finally:
+            for rid in out.request_ids:
+                if self._calls.get(rid) is scope:
+                    del self._calls[rid]
+
+    async def _exchange(
+        self, message: bytes, headers: httpx.Headers, pending: set[RequestId], out: Outgoing
+    ) -> Exception | None:
+        """POST a request and deliver its answer; the error that fails what is still
+        pending, or ``None``."""
+        assert self._client is not None
+        headers["Content-Type"] = _JSON
+        session = headers.get(_SESSION)
+        parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
+        try:
+            async with self._client.stream(
+                "POST",
+                self._t.url,
+                content=message,
+                headers=headers,
+                timeout=self._long,
+                follow_redirects=False,
+            ) as response:
+                status = response.status_code
+                content_type = response.headers.get("content-type")
+                if 200 <= status < 300 and out.initialize_id is not None:
+                    new_session = response.headers.get(_SESSION)
+                    if new_session is not None and not valid_session_id(new_session):
+                        return RemoteProtocolError(f"invalid Mcp-Session-Id {new_session!r}")
+                    self.session_id = new_session
+                if status == 404 and session is not None:
+                    self._expire(session)
+                    return SessionExpiredError("the server ended the session", status=404)
+                if status == 202:
+                    return MessageNotDelivered(
+                        "the server accepted a request with 202 and will not answer it",
+                        status=202,
+                    )
+                if not 200 <= status < 300:
+                    body = await read_body(response, ERROR_BODY_LIMIT, truncate=True)
+                    # An error response to this very request is its answer (e.g. 400).
+                    if error_answer_id(body) in pending:
+                        await self._deliver(body, pending)
+                    return MessageNotDelivered(
+                        describe_failure(status, content_type, body), status=status
+                    )
+                kind = media_type(content_type)
+                if kind == _JSON:
+                    body = await read_body(response, self._t.max_response_bytes)
+                    await self._deliver(body, pending)
+                    return None
+                if kind != _SSE:
+                    return RemoteProtocolError(
+                        f"the server answered a request with content type "
+                        f"{kind or 'none'!r} (HTTP {status}), not JSON or an SSE stream"
+                    )
+                _, broken = await read_events(response, parser, self._deliver_for(pending))
+        except httpx.HTTPError as exc:
+            return MessageNotDelivered(
+                f"the request to {self._t.url} failed: {describe_http_error(exc)}"
+            )
+        except RemoteProtocolError as exc:
+            return exc
+        if not pending:
+            return None
+        why = describe_http_error(broken) if broken is not None else "the stream ended"
+        try:
+            return await self._resumer().resume(parser, pending, self._deliver_for(pending), why)
+        except RemoteProtocolError as exc:
+            return exc
+
+    def _deliver_for(self, pending: set[RequestId]) -> _Deliver:
+        async def deliver(data: bytes) -> bool:
+            await self._deliver(data, pending)
+            return not pending  # answered: stop reading (the server should end the stream)
+
+        return deliver
+
+    async def _deliver(self, data: bytes, pending: set[RequestId] | None) -> None:
+        """Queue one message after checking it, noting the answers in ``pending`` and the
+        version chosen by an ``initialize`` response.
+
+        Raises:
+            RemoteProtocolError: ``data`` is not a JSON-RPC message (or allowed batch).
+        """
+        peeks = peek_incoming(data, allow_batch=self.protocol_version == V2025_03_26)
+        for peek in peeks:
+            if not is_response(peek) or not isinstance(peek.id, (int, str)):
+                continue
+            if pending is not None:
+                pending.discard(peek.id)
+            if peek.id in self._initialize_ids:
+                self._initialize_ids.discard(peek.id)
+                self.protocol_version = negotiated_version(peek)
+        await self._push(data)
+
+    def _resumer(self) -> Resumer:
+        assert self._client is not None
+        t = self._t
+        return Resumer(
+            client=self._client,
+            url=t.url,
+            timeout=self._long,
+            headers=lambda: self._headers(_SSE),
+            expire=self._expire,
+            attempts=t.max_reconnect_attempts,
+            initial=t.reconnect_initial,
+            factor=t.reconnect_factor,
+            maximum=t.reconnect_max,
+        )
+
+    # -- the standalone GET stream ------------------------------------------------------
+
+    def _start_listening(self) -> None:
+        if self._listening is not None or self._closed or self._task_group is None:
+            return
+        self._listening = anyio.CancelScope()
+        self._task_group.start_soon(self._listen, self._listening)
+
+    async def _listen(self, scope: anyio.CancelScope) -> None:
+        """Keep the standalone GET stream open (``basic/transports.mdx`` "Listening for
+        Messages from the Server"): the server's requests and notifications arrive on it."""
+        parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
+        with scope:
+            await self._resumer().listen(parser, self._listened)
+        if self._listening is scope:
+            self._listening = None
+
+    async def _listened(self, data: bytes) -> bool:
+        try:
+            await self._deliver(data, None)
+        except RemoteProtocolError as exc:
+            logger.warning("ignoring an invalid message on the standalone stream: %s", exc)
+        return False

@@ -1,0 +1,403 @@
+"""The Streamable HTTP client's reading side: peeking at messages, bounded bodies, SSE
+streams, and the GET streams that resume a request's answer or listen for the server.
+
+MCP ``basic/transports.mdx`` "Streamable HTTP" (2025-03-26, 2025-06-18, 2025-11-25):
+"Sending Messages to the Server", "Listening for Messages from the Server",
+"Resumability and Redelivery".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+import anyio
+import anyio.lowlevel
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ..exceptions import MessageNotDelivered, RemoteProtocolError, SessionExpiredError
+from ..protocol import SSEParser, media_type
+from ..types import RequestId
+
+#: Why httpx could not be imported (reported when a transport is constructed), or None.
+HTTPX_IMPORT_ERROR: ImportError | None = None
+try:
+    import httpx
+except ImportError as _exc:  # the optional extra is not installed
+    HTTPX_IMPORT_ERROR = _exc
+
+__all__: list[str] = []
+
+logger = logging.getLogger("mcpkit.transports.http.client")
+
+SSE: Final = "text/event-stream"
+SESSION: Final = "Mcp-Session-Id"
+#: How much of an error body is read to explain a failure.
+ERROR_BODY_LIMIT: Final = 64 * 1024
+_EXCERPT: Final = 200
+
+
+class _Peek(msgspec.Struct):
+    """The members of a JSON-RPC message that say what it is (the rest stays unparsed)."""
+
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+
+class _ErrorObject(msgspec.Struct):
+    code: int
+    message: str
+
+
+class _ErrorBody(msgspec.Struct):
+    error: _ErrorObject
+    id: int | str | None = None
+
+
+class _CancelParams(msgspec.Struct, rename="camel"):
+    request_id: int | str
+
+
+class _Cancel(msgspec.Struct):
+    params: _CancelParams
+
+
+class _InitResult(msgspec.Struct, rename="camel"):
+    protocol_version: str
+
+
+_PEEK: Final = msgspec.json.Decoder(_Peek | list[_Peek])
+_ERROR_BODY: Final = msgspec.json.Decoder(_ErrorBody)
+_CANCEL: Final = msgspec.json.Decoder(_Cancel)
+_INIT_RESULT: Final = msgspec.json.Decoder(_InitResult)
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """What a message we send is: the ids of the requests in it (they expect an answer)."""
+
+    request_ids: tuple[RequestId, ...]
+    methods: tuple[str, ...]
+    initialize_id: RequestId | None = None
+    cancelled_id: RequestId | None = None
+
+
+def classify(message: bytes) -> Outgoing:
+    """Classify an outgoing message (a request has ``id`` and ``method``; a notification
+    only ``method``; a response only ``id``). Undecodable input counts as "no request": the
+    server's refusal is then reported by the POST."""
+    try:
+        decoded = _PEEK.decode(message)
+    except msgspec.DecodeError:
+        return Outgoing((), ())
+    items = decoded if isinstance(decoded, list) else [decoded]
+    ids: list[RequestId] = []
+    methods: list[str] = []
+    initialize_id: RequestId | None = None
+    cancelled_id: RequestId | None = None
+    for item in items:
+        if isinstance(item.method, str):
+            methods.append(item.method)
+            if isinstance(item.id, (int, str)):
+                ids.append(item.id)
+                if item.method == "initialize":
+                    initialize_id = item.id
+            elif item.method == "notifications/cancelled" and not isinstance(decoded, list):
+                try:
+                    cancelled_id = _CANCEL.decode(message).params.request_id
+                except msgspec.DecodeError:
+                    pass
+    return Outgoing(tuple(ids), tuple(methods), initialize_id, cancelled_id)
+
+
+def peek_incoming(data: bytes, *, allow_batch: bool) -> list[_Peek]:
+    """Check that ``data`` is one JSON-RPC message object (or, when batches are allowed,
+    an array of them) and return what identifies each.
+
+    Raises:
+        RemoteProtocolError: invalid JSON, or not an object (or allowed array).
+    """
+    try:
+        decoded = _PEEK.decode(data)
+    except msgspec.DecodeError as exc:
+        raise RemoteProtocolError(f"the server sent an invalid JSON-RPC message: {exc}") from None
+    if isinstance(decoded, list):
+        if not allow_batch or not decoded:
+            raise RemoteProtocolError(
+                "the server sent a JSON array, which is only a batch in protocol 2025-03-26"
+            )
+        return decoded
+    return [decoded]
+
+
+def is_response(peek: _Peek) -> bool:
+    """Whether the peeked message is a response (it has ``result`` or ``error``)."""
+    return peek.method is UNSET and (peek.result is not UNSET or peek.error is not UNSET)
+
+
+def negotiated_version(peek: _Peek) -> str | None:
+    """``result.protocolVersion`` of an ``initialize`` response, if it has one."""
+    if not isinstance(peek.result, Raw):
+        return None
+    try:
+        return _INIT_RESULT.decode(peek.result).protocol_version
+    except msgspec.DecodeError:
+        return None
+
+
+def error_answer_id(body: bytes) -> RequestId | None:
+    """The id of a JSON-RPC error response in an HTTP error body, if it is one."""
+    try:
+        parsed = _ERROR_BODY.decode(body)
+    except msgspec.DecodeError:
+        return None
+    return parsed.id
+
+
+def describe_failure(status: int, content_type: str | None, body: bytes) -> str:
+    """One line saying why the server refused a message: the JSON-RPC error it sent, else
+    the content type and a short excerpt of the body."""
+    try:
+        error = _ERROR_BODY.decode(body).error
+    except msgspec.DecodeError:
+        pass
+    else:
+        return f"HTTP {status}: {error.message} (JSON-RPC code {error.code})"
+    kind = media_type(content_type) or "no content type"
+    excerpt = " ".join(body[:_EXCERPT].decode("utf-8", "replace").split())
+    if not excerpt:
+        return f"HTTP {status} ({kind}, empty body)"
+    more = "..." if len(body) > _EXCERPT else ""
+    return f"HTTP {status} ({kind}): {excerpt}{more}"
+
+
+def describe_http_error(exc: Exception) -> str:
+    """``TypeName: message`` of an httpx error (some have an empty message)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
+    """Read a response body of at most ``limit`` bytes (after content decoding).
+
+    Raises:
+        RemoteProtocolError: the body is longer and ``truncate`` is false.
+        httpx.HTTPError: the body could not be read.
+    """
+    declared = response.headers.get("content-length", "")
+    if not truncate and declared.isdigit() and int(declared) > limit:
+        raise RemoteProtocolError(
+            f"the response body ({declared} bytes) exceeds max_response_bytes ({limit})"
+        )
+    buffer = bytearray()
+
+    async def consume(chunk: bytes) -> bool:
+        buffer.extend(chunk)
+        if len(buffer) <= limit:
+            return False
+        if truncate:
+            del buffer[limit:]
+            return True
+        raise RemoteProtocolError(f"the response body exceeds max_response_bytes ({limit})")
+
+    await iterate_body(response, consume)
+    return bytes(buffer)
+
+
+async def read_events(
+    response: httpx.Response,
+    parser: SSEParser,
+    deliver: Callable[[bytes], Awaitable[bool]],
+) -> tuple[bool, Exception | None]:
+    """Feed an SSE response to ``parser`` and pass each message's data to ``deliver``
+    (events named ``message``, the default, with data; others are ignored), which returns
+    whether to stop reading.
+
+    Returns ``(delivered, broken)``: whether any message was delivered, and the httpx error
+    that broke the stream (``None`` when it ended normally or ``deliver`` stopped it).
+
+    Raises:
+        RemoteProtocolError: an event exceeded the parser's limit, or ``deliver`` refused
+            a message.
+    """
+    delivered = False
+
+    async def consume(chunk: bytes) -> bool:
+        nonlocal delivered
+        for event in parser.feed(chunk):
+            if event.event != "message" or not event.data:
+                continue  # other event types, and priming events (an id, empty data)
+            delivered = True
+            if await deliver(event.data):
+                return True
+        if parser.error is not None:
+            raise RemoteProtocolError(parser.error)
+        return False
+
+    try:
+        stopped = await iterate_body(response, consume)
+    except httpx.HTTPError as exc:  # the connection broke or timed out: resumable
+        parser.close()
+        return delivered, exc
+    if not stopped:
+        parser.close()
+    return delivered, None
+
+
+async def iterate_body(
+    response: httpx.Response, consume: Callable[[bytes], Awaitable[bool]]
+) -> bool:
+    """Pass each chunk of the body to ``consume`` until it returns true (then return true)
+    or the body ends.
+
+    Stopping early, or ``consume`` raising, cancels the read *inside* httpx rather than
+    leaving its chain of async generators suspended: on trio an abandoned async generator
+    is finalized late, with a ResourceWarning.
+
+    Raises:
+        httpx.HTTPError: the body could not be read.
+        Exception: what ``consume`` raised.
+    """
+    error: BaseException | None = None
+    with anyio.CancelScope() as scope:
+        async for chunk in response.aiter_bytes():
+            if scope.cancel_called:
+                continue  # the cancellation lands in httpx's next read
+            try:
+                if await consume(chunk):
+                    scope.cancel()
+            except BaseException as exc:  # re-raised below, once httpx let go
+                error = exc
+                scope.cancel()
+    if error is not None:
+        if isinstance(error, anyio.get_cancelled_exc_class()):
+            await anyio.lowlevel.checkpoint()  # the outer cancellation, raised afresh
+        raise error
+    return scope.cancel_called
+
+
+Deliver = Callable[[bytes], Awaitable[bool]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    status: int | None  # None: no HTTP answer
+    delivered: bool  # the stream delivered at least one message
+    expired: bool  # 404 for our session: the server forgot it
+    why: str
+
+
+@dataclass(slots=True)
+class Resumer:
+    """Opens GET streams: to resume a request's broken answer stream (``Last-Event-ID``)
+    and to listen for the server's own messages, reconnecting with the server's ``retry``
+    or exponential backoff, at most ``attempts`` times in a row without a message."""
+
+    client: httpx.AsyncClient
+    url: str
+    timeout: httpx.Timeout
+    headers: Callable[[], httpx.Headers]  # Accept, session and version headers
+    expire: Callable[[str], None]  # called with the session id the server forgot
+    attempts: int
+    initial: float
+    factor: float
+    maximum: float
+
+    def delay(self, parser: SSEParser, failures: int) -> float:
+        """The server's ``retry`` if it sent one, else exponential backoff; both capped at
+        ``maximum`` (every wait has a bound)."""
+        if parser.retry is not None:
+            return min(parser.retry / 1000, self.maximum)
+        return min(self.initial * self.factor**failures, self.maximum)
+
+    async def _get(self, parser: SSEParser, deliver: Deliver) -> _Attempt:
+        """One GET of the stream, from ``parser.last_event_id`` if there is one.
+
+        Raises:
+            RemoteProtocolError: an event was too large, or ``deliver`` refused a message.
+        """
+        headers = self.headers()
+        if parser.last_event_id:
+            headers["Last-Event-ID"] = parser.last_event_id
+        session = headers.get(SESSION)
+        try:
+            async with self.client.stream(
+                "GET", self.url, headers=headers, timeout=self.timeout, follow_redirects=False
+            ) as response:
+                status = response.status_code
+                if status == 404 and session is not None:
+                    self.expire(session)
+                    return _Attempt(status, False, True, "HTTP 404")
+                if status != 200 or media_type(response.headers.get("content-type")) != SSE:
+                    return _Attempt(status, False, False, f"HTTP {status}")
+                delivered, broken = await read_events(response, parser, deliver)
+        except httpx.HTTPError as exc:
+            return _Attempt(None, False, False, describe_http_error(exc))
+        why = describe_http_error(broken) if broken is not None else "the stream ended"
+        return _Attempt(200, delivered, False, why)
+
+    async def resume(
+        self, parser: SSEParser, pending: set[RequestId], deliver: Deliver, why: str
+    ) -> Exception | None:
+        """Resume a request's stream until ``pending`` is answered; the error that fails
+        the request, or ``None``.
+
+        Raises:
+            RemoteProtocolError: an event was too large, or ``deliver`` refused a message.
+        """
+        if not parser.last_event_id:
+            return MessageNotDelivered(
+                f"the server closed the response stream before answering ({why}) and sent "
+                "no event id to resume it from"
+            )
+        failures, status = 0, None
+        while pending:
+            if failures >= self.attempts:
+                return MessageNotDelivered(
+                    f"the response stream could not be resumed ({why}; {failures} attempts)",
+                    status=status,
+                )
+            await anyio.sleep(self.delay(parser, failures))
+            attempt = await self._get(parser, deliver)
+            if attempt.expired:
+                return SessionExpiredError("the server ended the session", status=404)
+            if attempt.status == 405:
+                return MessageNotDelivered(
+                    "the server does not allow resuming the response stream (GET 405)",
+                    status=405,
+                )
+            status, why = attempt.status, attempt.why
+            failures = 0 if attempt.delivered else failures + 1
+        return None
+
+    async def listen(self, parser: SSEParser, deliver: Deliver) -> None:
+        """Keep the standalone GET stream open until the server refuses it (405), forgets
+        the session (404) or ``attempts`` reconnections in a row deliver nothing."""
+        failures = 0
+        while True:
+            try:
+                attempt = await self._get(parser, deliver)
+            except RemoteProtocolError as exc:
+                logger.warning("abandoning the standalone SSE stream: %s", exc)
+                return
+            if attempt.status == 405:
+                logger.debug("the server offers no standalone SSE stream (GET 405)")
+                return
+            if attempt.expired:
+                return
+            logger.debug("the standalone SSE stream ended: %s", attempt.why)
+            failures = 0 if attempt.delivered else failures + 1
+            if failures >= self.attempts:
+                logger.warning(
+                    "the standalone SSE stream could not be reopened (%s; %d attempts): "
+                    "server messages outside requests will not arrive",
+                    attempt.why,
+                    failures,
+                )
+                return
+            await anyio.sleep(self.delay(parser, failures))

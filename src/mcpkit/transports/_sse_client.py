@@ -1,0 +1,388 @@
+"""The legacy HTTP+SSE transport, client side (MCP 2024-11-05 ``basic/transports.mdx``), on
+httpx.
+
+The client GETs the SSE URL and waits for the ``endpoint`` event, which names the URI to
+POST messages to; the server's messages arrive as ``message`` events on that stream. The
+endpoint must be on the SSE URL's origin: a server (or anything able to inject an event)
+could otherwise make the client send its messages, and its credentials, elsewhere.
+
+httpx is imported only here, and only when a transport is created: ``import
+mcpkit.transports`` stays light, and a missing httpx is a clear :class:`TransportError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Final
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
+from ..protocol import SSEEvent, SSEParser
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["SSEChannel", "SSETransport"]
+
+logger = logging.getLogger("mcpkit.transports.sse")
+
+#: Server messages parsed ahead of the session's receive loop (then the stream waits).
+_INBOUND_BUFFER: Final = 64
+#: Bytes of an error response's body quoted in the exception.
+_ERROR_EXCERPT: Final = 300
+
+
+def _require_httpx() -> None:
+    try:
+        import httpx  # noqa: F401
+    except ImportError as exc:
+        raise TransportError(
+            "the HTTP+SSE transport needs httpx: pip install 'mcpkit[http]'"
+        ) from exc
+
+
+class SSETransport:
+    """Connect to a server over the 2024-11-05 HTTP+SSE transport.
+
+    Example::
+
+        async with Client(SSETransport("http://127.0.0.1:8000/sse")) as client:
+            print(await client.list_tools())
+
+    Args:
+        url: the server's SSE endpoint.
+        headers: headers sent with every request (e.g. ``Authorization``).
+        auth: an ``httpx.Auth`` applied to every request.
+        timeout: seconds for connecting and for each POST.
+        sse_read_timeout: seconds the stream may stay silent before it counts as broken
+            (servers send keep-alive comments far more often).
+        endpoint_timeout: seconds to wait for the stream and its ``endpoint`` event.
+        max_event_bytes: largest accepted SSE event; a larger one ends the stream.
+        close_timeout: seconds closing may take before connections are abandoned.
+        http_client: an ``httpx.AsyncClient`` to use (the caller keeps ownership; its
+            headers, auth and timeouts apply instead of the ones above).
+
+    Raises:
+        TransportError: httpx is not installed.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        timeout: float = 30.0,
+        sse_read_timeout: float = 300.0,
+        endpoint_timeout: float = 30.0,
+        max_event_bytes: int = 16 * 1024 * 1024,
+        close_timeout: float = 5.0,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        _require_httpx()
+        self.url = url
+        self.headers = dict(headers or {})
+        self.auth = auth
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.endpoint_timeout = endpoint_timeout
+        self.max_event_bytes = max_event_bytes
+        self.close_timeout = close_timeout
+        self.http_client = http_client
+
+    def connect(self) -> SSEChannel:
+        """Return the channel; entering it (``async with``) opens the stream."""
+        return SSEChannel(self)
+
+
+class SSEChannel:
+    """A message channel over one HTTP+SSE session. Enter and exit it in the same task.
+
+    Attributes:
+        endpoint_url: where messages are POSTed (from the server's ``endpoint`` event).
+
+    Raises:
+        TransportError: on entry: the server refused the stream (``status`` set), sent
+            something other than an event stream, sent no ``endpoint`` event in time, or
+            named an endpoint on another origin.
+    """
+
+    def __init__(self, transport: SSETransport) -> None:
+        self._t = transport
+        self.endpoint_url: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._response: httpx.Response | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._in_send: MemoryObjectSendStream[bytes]
+        self._in_receive: MemoryObjectReceiveStream[bytes]
+        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](_INBOUND_BUFFER)
+        self._ready = anyio.Event()  # the endpoint is known, or it never will be
+        self._failure: TransportError | None = None
+        self._reader_done = anyio.Event()
+        self._reading = False
+        self._closed = False
+
+    def connect(self) -> contextlib.AbstractAsyncContextManager[SSEChannel]:
+        """Act as a transport: an unopened channel opens itself."""
+        if self._client is None:
+            return self
+        return contextlib.nullcontext(self)
+
+    # -- opening ---------------------------------------------------------------------------
+
+    async def __aenter__(self) -> SSEChannel:
+        import httpx
+
+        t = self._t
+        self._client = t.http_client or httpx.AsyncClient(
+            headers=t.headers,
+            auth=t.auth,
+            timeout=httpx.Timeout(t.timeout, read=t.sse_read_timeout),
+            follow_redirects=False,
+        )
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        try:
+            try:
+                with anyio.fail_after(t.endpoint_timeout):
+                    await self._open(self._client)
+            except TimeoutError:
+                raise TransportError(
+                    f"no endpoint event from {t.url} within {t.endpoint_timeout:g} s"
+                ) from None
+            except httpx.HTTPError as exc:
+                raise TransportError(f"cannot open the SSE stream at {t.url}: {exc}") from exc
+        except BaseException:
+            await self.aclose()  # cancels the reader: the task group ends without errors
+            await self._task_group.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def _open(self, client: httpx.AsyncClient) -> None:
+        request = client.build_request(
+            "GET", self._t.url, headers={"accept": "text/event-stream", "cache-control": "no-store"}
+        )
+        self._response = response = await client.send(request, stream=True)
+        if response.status_code != 200:
+            excerpt = await _excerpt(response)
+            raise TransportError(
+                f"the server refused the SSE stream at {self._t.url}: HTTP "
+                f"{response.status_code} {excerpt}".rstrip(),
+                status=response.status_code,
+            )
+        ctype = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if ctype != "text/event-stream":
+            raise TransportError(
+                f"{self._t.url} answered with {ctype or 'no content type'!r}, not an event "
+                "stream: is it an HTTP+SSE endpoint?",
+                status=response.status_code,
+            )
+        assert self._task_group is not None
+        self._reading = True
+        self._task_group.start_soon(self._read, response)
+        await self._ready.wait()
+        if self._failure is not None:
+            raise self._failure
+
+    # -- the stream ------------------------------------------------------------------------
+
+    async def _read(self, response: httpx.Response) -> None:
+        import httpx
+
+        parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
+
+        async def consume(chunk: bytes) -> bool:
+            """Handle a chunk; True to stop reading."""
+            try:
+                for event in parser.feed(chunk):
+                    if not await self._on_event(event):
+                        return True
+                if parser.error is not None:
+                    raise RemoteProtocolError(parser.error)
+            except RemoteProtocolError as exc:  # an event over the limit: unparsable now
+                logger.error("SSE stream from %s abandoned: %s", self._t.url, exc)
+                return True
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return True  # the channel was closed while a message was handed over
+            return False
+
+        try:
+            if not await _iterate_body(response, consume):
+                parser.close()
+                logger.debug("the server ended the SSE stream")
+        except (httpx.HTTPError, httpx.StreamError) as exc:
+            logger.debug("SSE stream from %s broke: %s", self._t.url, exc)
+        finally:
+            self._in_send.close()  # the session's receive sees the end of the stream
+            if not self._ready.is_set():
+                self._failure = self._failure or TransportError(
+                    f"the SSE stream at {self._t.url} ended before its endpoint event"
+                )
+                self._ready.set()
+            self._reader_done.set()
+
+    async def _on_event(self, event: SSEEvent) -> bool:
+        """Handle one event; returns False to stop reading."""
+        if event.event == "endpoint":
+            if self.endpoint_url is not None:
+                logger.warning("ignoring a second endpoint event from %s", self._t.url)
+                return True
+            try:
+                self.endpoint_url = self._resolve_endpoint(event.data)
+            except TransportError as exc:
+                self._failure = exc
+                return False
+            self._ready.set()
+        elif event.event == "message":
+            if event.data:  # an empty event is a keep-alive, not a message
+                await self._in_send.send(event.data)
+        else:
+            logger.debug("ignoring an SSE event of type %r", event.event[:40])
+        return True
+
+    def _resolve_endpoint(self, data: bytes) -> str:
+        """The absolute endpoint URL, which must share the SSE URL's origin."""
+        import httpx
+
+        base = httpx.URL(self._t.url)
+        try:
+            target = base.join(data.decode("utf-8").strip())
+        except (UnicodeDecodeError, httpx.InvalidURL) as exc:
+            raise TransportError(f"the server sent a malformed endpoint: {exc}") from None
+        if (target.scheme, target.host, target.port) != (base.scheme, base.host, base.port) or (
+            target.userinfo and target.userinfo != base.userinfo
+        ):
+            raise TransportError(
+                f"refusing the endpoint {str(target)[:200]!r}: it is not on the origin of "
+                f"{self._t.url} (scheme, host and port must match)"
+            )
+        return str(target)
+
+    # -- the channel -----------------------------------------------------------------------
+
+    async def receive(self) -> bytes:
+        """Receive the next message from the server.
+
+        Raises:
+            anyio.EndOfStream: the SSE stream ended (the session is over).
+        """
+        try:
+            return await self._in_receive.receive()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, message: bytes) -> None:
+        """POST one message to the endpoint.
+
+        Raises:
+            anyio.ClosedResourceError: the channel was closed.
+            MessageNotDelivered: the server answered with an error status (``status``
+                set) or the request failed; the session itself may still be usable.
+        """
+        import httpx
+
+        if self._closed or self._client is None or self.endpoint_url is None:
+            raise anyio.ClosedResourceError
+        try:
+            async with self._client.stream(
+                "POST",
+                self.endpoint_url,
+                content=message,
+                headers={"content-type": "application/json"},
+            ) as response:
+                status = response.status_code
+                # 202 Accepted is what servers send; any 2xx means the message was taken.
+                if 200 <= status < 300:
+                    return
+                excerpt = await _excerpt(response)
+        except httpx.HTTPError as exc:
+            raise MessageNotDelivered(f"the message could not be POSTed: {exc}") from exc
+        raise MessageNotDelivered(
+            f"the server answered HTTP {status} to a message {excerpt}".rstrip(), status=status
+        )
+
+    async def aclose(self) -> None:
+        """Close the stream and the connections (bounded by ``close_timeout``)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._in_send.close()
+        self._in_receive.close()
+        if self._task_group is not None:
+            self._task_group.cancel_scope.cancel()  # stops the reader
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self._t.close_timeout):
+            if self._reading:
+                await self._reader_done.wait()
+            if self._response is not None:
+                await self._response.aclose()
+            if self._client is not None and self._t.http_client is None:
+                await self._client.aclose()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()  # cancels the reader, which never fails
+        assert self._task_group is not None
+        # Not handed the exception: it propagates as it is, not wrapped in a group.
+        await self._task_group.__aexit__(None, None, None)
+
+
+async def _excerpt(response: httpx.Response) -> str:
+    """The start of an error response's body, for a message (never the whole body)."""
+    import httpx
+
+    data = bytearray()
+
+    async def consume(chunk: bytes) -> bool:
+        data.extend(chunk)
+        return len(data) >= _ERROR_EXCERPT
+
+    try:
+        await _iterate_body(response, consume)
+    except (httpx.HTTPError, httpx.StreamError):
+        pass
+    text = bytes(data[:_ERROR_EXCERPT]).decode("utf-8", "replace").strip()
+    return f"({text})" if text else ""
+
+
+async def _iterate_body(
+    response: httpx.Response, consume: Callable[[bytes], Awaitable[bool]]
+) -> bool:
+    """Pass each chunk of the body to ``consume`` until it returns True (then return True)
+    or the body ends (return False).
+
+    Stopping early, or ``consume`` raising (a cancellation included), cancels the read
+    *inside* httpx instead of leaving its chain of async generators suspended: on trio an
+    abandoned async generator is finalized late, with a ResourceWarning. (The same device
+    as the Streamable HTTP client's ``iterate_body``.)
+
+    Raises:
+        httpx.HTTPError: the body could not be read.
+        Exception: what ``consume`` raised.
+    """
+    error: BaseException | None = None
+    with anyio.CancelScope() as scope:
+        async for chunk in response.aiter_bytes():
+            if scope.cancel_called:
+                continue  # the cancellation lands in httpx's next read
+            try:
+                if await consume(chunk):
+                    scope.cancel()
+            except BaseException as exc:  # re-raised below, once httpx let go
+                error = exc
+                scope.cancel()
+    if error is not None:
+        if isinstance(error, anyio.get_cancelled_exc_class()):
+            await anyio.lowlevel.checkpoint()  # the outer cancellation, raised afresh
+        raise error
+    return scope.cancel_called
