@@ -5,6 +5,7 @@ asyncio or trio alike."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,13 @@ ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 _THREAD_TIMEOUT = 20.0
 
 
+def _submit(coroutine: Any, loop: asyncio.AbstractEventLoop) -> Any:
+    """``run_coroutine_threadsafe`` in an empty context: the task must not inherit the
+    caller's context variables (sniffio's, set by trio, would make code on the server's
+    asyncio loop believe it runs on trio)."""
+    return contextvars.Context().run(asyncio.run_coroutine_threadsafe, coroutine, loop)
+
+
 class RunningServer:
     """A server running in a thread; ``url`` is its base URL (no path)."""
 
@@ -29,12 +37,12 @@ class RunningServer:
 
     def run(self, fn: Callable[[], Awaitable[Any]]) -> Any:
         """Await ``fn()`` on the server's loop and return its result (bounded)."""
-        future: Any = asyncio.run_coroutine_threadsafe(_await(fn), self.loop)
+        future: Any = _submit(_await(fn), self.loop)
         return future.result(timeout=_THREAD_TIMEOUT)
 
     def call(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn`` on the server's loop thread and return its result (bounded)."""
-        future: Any = asyncio.run_coroutine_threadsafe(_call(fn), self.loop)
+        future: Any = _submit(_call(fn), self.loop)
         return future.result(timeout=_THREAD_TIMEOUT)
 
 

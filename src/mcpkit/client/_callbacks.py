@@ -17,6 +17,8 @@ from msgspec import UNSET, Raw
 from ..aio import InboundRequest
 from ..exceptions import RPCError
 from ..types import (
+    V2025_06_18,
+    V2025_11_25,
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -38,6 +40,7 @@ __all__ = [
     "LogCallback",
     "RootsProvider",
     "SamplingCallback",
+    "capabilities_for",
 ]
 
 logger = logging.getLogger("mcpkit.client")
@@ -186,3 +189,20 @@ class ClientHandlers:
                 logger.debug("notification %r from the server ignored", method)
         except msgspec.ValidationError as exc:
             logger.warning("invalid %s from the server dropped: %s", method, exc)
+
+
+def capabilities_for(version: str, caps: ClientCapabilities) -> ClientCapabilities:
+    """Client capabilities as ``version`` defines them: no ``elicitation`` before
+    2025-06-18, no form/url modes (nor sampling sub-capabilities, nor tasks) before
+    2025-11-25."""
+    changes: dict[str, Any] = {}
+    if caps.elicitation is not UNSET:
+        if version < V2025_06_18:
+            changes["elicitation"] = UNSET
+        elif version < V2025_11_25:
+            changes["elicitation"] = {}
+    if caps.sampling is not UNSET and version < V2025_11_25:
+        changes["sampling"] = {}
+    if caps.tasks is not UNSET and version < V2025_11_25:
+        changes["tasks"] = UNSET
+    return msgspec.structs.replace(caps, **changes) if changes else caps

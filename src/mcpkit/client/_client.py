@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -13,14 +14,19 @@ from msgspec import UNSET
 
 from .._version import __version__
 from ..aio import Endpoint, InboundRequest, MessageChannel, ProgressCallback
-from ..exceptions import ConnectionClosedError, LocalProtocolError, RemoteProtocolError, RPCError
+from ..exceptions import (
+    ConnectionClosedError,
+    LocalProtocolError,
+    MessageNotDelivered,
+    RemoteProtocolError,
+    RPCError,
+    SessionExpiredError,
+)
 from ..protocol import DEFAULT_LIMITS, Connection, Limits
 from ..types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     V2025_03_26,
-    V2025_06_18,
-    V2025_11_25,
     ClientCapabilities,
     ErrorCode,
     Implementation,
@@ -36,13 +42,17 @@ from ._callbacks import (
     LogCallback,
     RootsProvider,
     SamplingCallback,
+    capabilities_for,
 )
 from ._lenient import lenient_decode
 from ._methods import ClientMethods, Timeout
+from ._urls import falls_back_to_sse, transports_for_url
 
 __all__ = ["Client", "ClientTransport"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("mcpkit.client")
 
 
 @runtime_checkable
@@ -64,9 +74,17 @@ class Client(ClientMethods):
     The capabilities declared to the server follow from the callbacks given (a sampling
     callback declares ``sampling``, and so on); ``capabilities`` adds to them.
 
+    A server URL picks the transport: ``Client("http://127.0.0.1:8000/mcp")`` speaks
+    Streamable HTTP and falls back to the legacy HTTP+SSE transport when the server
+    answers the initialize POST with a 4xx status (``basic/transports.mdx``, "Backwards
+    Compatibility"); ``ws://`` URLs use WebSocket. Over Streamable HTTP, a session the
+    server ended (HTTP 404) is replaced by a new one, once, transparently: the request
+    that met the 404 is sent again in the new session (the server never saw it). State
+    kept by the server for the old session (log level, subscriptions) is not restored.
+
     Args:
-        transport: a :class:`ClientTransport`, or an already open :class:`MessageChannel`
-            (which the client closes on exit).
+        transport: a :class:`ClientTransport`, an already open :class:`MessageChannel`
+            (which the client closes on exit), or a server URL.
         client_info: the name and version sent to the server.
         capabilities: capabilities to declare besides those implied by the callbacks.
         protocol_version: the version to ask for in ``initialize``.
@@ -88,7 +106,7 @@ class Client(ClientMethods):
 
     def __init__(
         self,
-        transport: ClientTransport | MessageChannel,
+        transport: ClientTransport | MessageChannel | str,
         *,
         client_info: Implementation | None = None,
         capabilities: ClientCapabilities | None = None,
@@ -113,6 +131,10 @@ class Client(ClientMethods):
         if protocol_version not in supported_versions:
             raise LocalProtocolError(f"protocol_version {protocol_version!r} is not supported")
         self._transport = transport
+        #: Bumped by every new session (initialize), so concurrent callers that met the
+        #: same expired session renew it once.
+        self._generation = 0
+        self._renewing = anyio.Lock()
         self.client_info = client_info or Implementation(name="mcpkit", version=__version__)
         self.handlers = ClientHandlers(
             sampling=sampling,
@@ -145,27 +167,50 @@ class Client(ClientMethods):
     # -- lifecycle ----------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
+        """Connect and initialize.
+
+        Raises:
+            LocalProtocolError: an unusable URL.
+            TransportError: the transport could not connect.
+            RPCError: the server refused ``initialize``.
+            RemoteProtocolError: the server chose an unsupported protocol version.
+        """
         self._limiter = anyio.Semaphore(self._max_concurrent)
-        stack = contextlib.AsyncExitStack()
-        await stack.__aenter__()
-        try:
-            if isinstance(self._transport, ClientTransport):
-                channel = await stack.enter_async_context(self._transport.connect())
-            else:
-                channel = self._transport
-            self._endpoint = Endpoint(
-                channel,
-                on_request=self._on_request,
-                on_notification=self.handlers.handle_notification,
-                connection=Connection(limits=self._limits, tolerant=self.tolerant),
-            )
-            await stack.enter_async_context(self._endpoint)
-            await self._initialize()
-        except BaseException:
-            await stack.aclose()
-            raise
-        self._stack = stack
+        target = self._transport
+        candidates = transports_for_url(target) if isinstance(target, str) else [target]
+        for index, candidate in enumerate(candidates):
+            stack = contextlib.AsyncExitStack()
+            await stack.__aenter__()
+            try:
+                await self._open(stack, candidate)
+                await self._initialize()
+            except MessageNotDelivered as exc:
+                await stack.aclose()
+                if index + 1 < len(candidates) and falls_back_to_sse(exc):
+                    logger.info("%s; trying the HTTP+SSE transport of 2024-11-05", exc)
+                    continue
+                raise
+            except BaseException:
+                await stack.aclose()
+                raise
+            self._stack = stack
+            break
         return self
+
+    async def _open(
+        self, stack: contextlib.AsyncExitStack, transport: ClientTransport | MessageChannel
+    ) -> None:
+        if isinstance(transport, ClientTransport):
+            channel = await stack.enter_async_context(transport.connect())
+        else:
+            channel = transport
+        self._endpoint = Endpoint(
+            channel,
+            on_request=self._on_request,
+            on_notification=self.handlers.handle_notification,
+            connection=Connection(limits=self._limits, tolerant=self.tolerant),
+        )
+        await stack.enter_async_context(self._endpoint)
 
     async def __aexit__(
         self,
@@ -182,7 +227,7 @@ class Client(ClientMethods):
             await stack.aclose()
 
     async def _initialize(self) -> None:
-        self._declared = _capabilities_for(self._requested_version, self.capabilities)
+        self._declared = capabilities_for(self._requested_version, self.capabilities)
         params = InitializeRequestParams(
             protocol_version=self._requested_version,
             capabilities=self._declared,
@@ -195,6 +240,7 @@ class Client(ClientMethods):
                 f"client does not support (supported: {', '.join(self._supported_versions)})"
             )
         self._init = result
+        self._generation += 1
         assert self._endpoint is not None
         # A 2025-03-26 server may send JSON-RPC batches; accept them then, never otherwise.
         self._endpoint.connection.allow_batches = result.protocol_version == V2025_03_26
@@ -248,16 +294,14 @@ class Client(ClientMethods):
         """
         if self._endpoint is None or self._limiter is None:
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
-        async with self._limiter:
-            raw = await self._endpoint.request(
-                method,
-                params,
-                timeout=self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout,
-                max_timeout=self.max_timeout
-                if isinstance(max_timeout, msgspec.UnsetType)
-                else max_timeout,
-                on_progress=on_progress,
-            )
+        generation = self._generation
+        try:
+            raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
+        except SessionExpiredError:
+            if method == "initialize":
+                raise
+            await self._renew_session(generation)
+            raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
         try:
             return msgspec.json.decode(raw, type=result_type)
         except msgspec.ValidationError as exc:
@@ -268,15 +312,54 @@ class Client(ClientMethods):
                     pass
             raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
 
+    async def _request_once(
+        self,
+        method: str,
+        params: Any,
+        timeout: Timeout,
+        max_timeout: Timeout,
+        on_progress: ProgressCallback | None,
+    ) -> msgspec.Raw:
+        assert self._endpoint is not None
+        assert self._limiter is not None
+        async with self._limiter:  # released before any renewal: initialize needs a slot
+            return await self._endpoint.request(
+                method,
+                params,
+                timeout=self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout,
+                max_timeout=self.max_timeout
+                if isinstance(max_timeout, msgspec.UnsetType)
+                else max_timeout,
+                on_progress=on_progress,
+            )
+
+    async def _renew_session(self, generation: int) -> None:
+        """Start a new session after the server ended ``generation``'s (HTTP 404;
+        ``basic/transports.mdx`` "Session Management": the client MUST start a new session
+        with a new ``InitializeRequest`` without a session id). Concurrent callers that
+        met the same expiry renew it once."""
+        async with self._renewing:
+            if self._generation == generation:
+                logger.info("the server ended the session; starting a new one")
+                await self._initialize()
+
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification.
 
         Raises:
             ConnectionClosedError: the connection ended.
+            MessageNotDelivered: the transport could not deliver it.
         """
         if self._endpoint is None:
             raise ConnectionClosedError("the client is not connected")
-        await self._endpoint.notify(method, params)
+        generation = self._generation
+        try:
+            await self._endpoint.notify(method, params)
+        except SessionExpiredError:
+            if method == "notifications/initialized":
+                raise
+            await self._renew_session(generation)
+            await self._endpoint.notify(method, params)
 
     async def set_roots(self, roots: RootsProvider) -> None:
         """Replace the client's roots and tell the server (``roots/list_changed``).
@@ -312,20 +395,3 @@ class Client(ClientMethods):
                 f"{version})",
             )
         return await self.handlers.handle_request(request)
-
-
-def _capabilities_for(version: str, caps: ClientCapabilities) -> ClientCapabilities:
-    """Client capabilities as ``version`` defines them: no ``elicitation`` before
-    2025-06-18, no form/url modes (nor sampling sub-capabilities, nor tasks) before
-    2025-11-25."""
-    changes: dict[str, Any] = {}
-    if caps.elicitation is not UNSET:
-        if version < V2025_06_18:
-            changes["elicitation"] = UNSET
-        elif version < V2025_11_25:
-            changes["elicitation"] = {}
-    if caps.sampling is not UNSET and version < V2025_11_25:
-        changes["sampling"] = {}
-    if caps.tasks is not UNSET and version < V2025_11_25:
-        changes["tasks"] = UNSET
-    return msgspec.structs.replace(caps, **changes) if changes else caps

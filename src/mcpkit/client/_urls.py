@@ -1,0 +1,61 @@
+"""Picking a transport from a URL, and the Streamable HTTP -> HTTP+SSE fallback.
+
+MCP ``basic/transports.mdx`` (2025-03-26 and later), "Backwards Compatibility": a client
+that wants to support older servers POSTs its ``InitializeRequest`` to the server URL; if
+that fails with an HTTP 4xx status, it issues a GET to the same URL and expects an SSE
+stream whose first event is ``endpoint`` (the 2024-11-05 HTTP+SSE transport).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+from ..exceptions import LocalProtocolError, MessageNotDelivered
+
+if TYPE_CHECKING:
+    from ._client import ClientTransport
+
+__all__ = ["falls_back_to_sse", "transports_for_url"]
+
+#: 4xx answers to the initialize POST that do not mean "not a Streamable HTTP endpoint":
+#: authentication and authorization (answered the same way by either transport), a slow
+#: request, and rate limiting. Falling back on these would hide the real problem.
+_NO_FALLBACK: Final = frozenset({401, 403, 408, 429})
+
+
+def transports_for_url(url: str) -> list[ClientTransport]:
+    """The transports to try, in order, for ``url``:
+
+    * ``http://`` and ``https://``: Streamable HTTP, then the legacy HTTP+SSE transport on
+      the same URL (see :func:`falls_back_to_sse`);
+    * ``ws://`` and ``wss://``: WebSocket (mcpkit's binding, ``docs/websocket.md``).
+
+    Raises:
+        LocalProtocolError: the URL has another scheme or no host.
+        TransportError: the library the transport needs is not installed.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if not parts.hostname:
+        raise LocalProtocolError(f"not a server URL (no host): {url!r}")
+    if scheme in ("http", "https"):
+        from ..transports import SSETransport, StreamableHTTPTransport
+
+        return [StreamableHTTPTransport(url), SSETransport(url)]
+    if scheme in ("ws", "wss"):
+        from ..transports import WebSocketTransport
+
+        return [WebSocketTransport(url)]
+    raise LocalProtocolError(
+        f"cannot pick a transport for {url!r}: use an http(s):// or ws(s):// URL, "
+        "or pass a transport (e.g. StdioTransport)"
+    )
+
+
+def falls_back_to_sse(error: BaseException) -> bool:
+    """Whether the failure of the initialize POST means "try HTTP+SSE": an HTTP 4xx
+    answer, except those in ``_NO_FALLBACK``. A connection failure or a 5xx is not."""
+    if not isinstance(error, MessageNotDelivered) or error.status is None:
+        return False
+    return 400 <= error.status < 500 and error.status not in _NO_FALLBACK

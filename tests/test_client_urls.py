@@ -1,0 +1,169 @@
+"""``Client(url)``: the transport picked from the URL, the fallback from Streamable HTTP to
+the legacy HTTP+SSE transport (``basic/transports.mdx`` "Backwards Compatibility"), and a
+new session when the server ends the old one (HTTP 404, "Session Management"). End to end
+over real sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Final
+
+import anyio
+import pytest
+
+from mcpkit.client import Client
+from mcpkit.exceptions import LocalProtocolError, MessageNotDelivered
+from mcpkit.server import SSEApp, WebSocketApp
+from mcpkit.types import CallToolResult, TextContent
+
+from ._http_testserver import build_server
+from ._httpserver import ASGIApp, running_server
+
+pytestmark = pytest.mark.anyio
+
+LIMIT: Final = 15.0
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+def text(result: CallToolResult) -> str:
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+class Counting:
+    """Counts the HTTP requests reaching ``app`` by (method, path)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.seen: list[tuple[str, str]] = []
+        self.initializes = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.seen.append((scope["method"], scope["path"]))
+        body = bytearray()
+
+        async def peeking() -> MutableMapping[str, Any]:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body") and b'"method":"initialize"' in body:
+                    self.initializes += 1
+            return message
+
+        await self.app(scope, peeking, send)
+
+
+async def test_http_url_speaks_streamable_http() -> None:
+    app = build_server().streamable_http_app()
+    counting = Counting(app)
+    with running_server(counting) as http, anyio.fail_after(LIMIT):
+        async with Client(http.url + "/mcp") as client:
+            assert text(await client.call_tool("echo", {"text": "hi"})) == "hi"
+            assert len(app.sessions) == 1
+        assert ("GET", "/sse") not in counting.seen
+        assert counting.initializes == 1
+        # DELETE on close ended the session.
+        assert ("DELETE", "/mcp") in counting.seen
+        assert http.call(lambda: len(app.sessions)) == 0
+
+
+async def test_http_url_falls_back_to_the_legacy_sse_transport() -> None:
+    app = SSEApp(build_server())
+    counting = Counting(app)
+    with running_server(counting) as http, anyio.fail_after(LIMIT):
+        async with Client(http.url + "/sse") as client:
+            assert text(await client.call_tool("echo", {"text": "old"})) == "old"
+            assert len(app.sessions) == 1
+        # First the initialize POST to the URL (refused with a 4xx), then the GET.
+        assert counting.seen[:2] == [("POST", "/sse"), ("GET", "/sse")]
+
+
+def refusing(status: int) -> ASGIApp:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"text/plain")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"no"})
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("status", "falls_back"),
+    [(400, True), (404, True), (405, True), (401, False), (403, False), (500, False)],
+)
+async def test_which_statuses_lead_to_the_fallback(status: int, falls_back: bool) -> None:
+    counting = Counting(refusing(status))
+    with running_server(counting) as http, anyio.fail_after(LIMIT):
+        with pytest.raises(Exception) as failed:
+            async with Client(http.url + "/mcp"):
+                pass
+        # The last attempt's error is reported, with its status.
+        assert getattr(failed.value, "status", None) == status
+        assert (("GET", "/mcp") in counting.seen) is falls_back
+        if not falls_back:
+            assert isinstance(failed.value, MessageNotDelivered)
+            assert counting.seen == [("POST", "/mcp")]
+
+
+async def test_closed_port_fails_without_fallback() -> None:
+    with running_server(refusing(404)) as http:
+        url = http.url + "/mcp"
+    with anyio.fail_after(LIMIT), pytest.raises(MessageNotDelivered) as failed:
+        async with Client(url):
+            pass
+    assert failed.value.status is None
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://127.0.0.1/mcp", "mailto:someone@example.com", "http:///mcp", "/mcp"]
+)
+async def test_unusable_urls_are_refused(url: str) -> None:
+    with pytest.raises(LocalProtocolError):
+        async with Client(url):
+            pass
+
+
+async def test_expired_session_is_renewed_once_for_concurrent_calls() -> None:
+    app = build_server().streamable_http_app()
+    counting = Counting(app)
+    with running_server(counting) as http, anyio.fail_after(LIMIT):
+        async with Client(http.url + "/mcp") as client:
+            assert text(await client.call_tool("echo", {"text": "a"})) == "a"
+            [old] = list(app.sessions.values())
+            http.call(lambda: app.drop(old))  # the server forgets the session
+            http.run(app.wait_ended)
+            results: list[str] = []
+
+            async def call(n: int) -> None:
+                results.append(text(await client.call_tool("echo", {"text": str(n)})))
+
+            async with anyio.create_task_group() as tg:
+                for n in range(5):
+                    tg.start_soon(call, n)
+            assert sorted(results) == ["0", "1", "2", "3", "4"]
+            assert counting.initializes == 2  # the first session and one renewal
+            [new] = list(app.sessions.values())
+            assert new.id != old.id
+            # Notifications renew too: the next one reaches the new session.
+            http.call(lambda: app.drop(new))
+            http.run(app.wait_ended)
+            await client.notify("notifications/roots/list_changed")
+            assert counting.initializes == 3
+            assert text(await client.call_tool("echo", {"text": "z"})) == "z"
+
+
+async def test_websocket_url() -> None:
+    app = WebSocketApp(build_server())
+    with running_server(app) as http, anyio.fail_after(LIMIT):
+        async with Client(http.url.replace("http://", "ws://") + "/ws") as client:
+            assert text(await client.call_tool("echo", {"text": "ws"})) == "ws"
+            assert len(app.connections) == 1
