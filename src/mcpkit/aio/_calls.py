@@ -45,6 +45,8 @@ class InboundRequest:
     endpoint: Endpoint
     #: Where the answer and related messages go (``None``: the connection's channel).
     route: ReplyRoute | None = None
+    #: What the gate learned about the request, for the handler (e.g. its protocol era).
+    state: Any = None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -32,6 +32,7 @@ from ..types import (
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
+    from ._modern import ModernRequest
     from ._session import ServerSession
 
 __all__ = ["Elicitation", "RequestContext"]
@@ -67,16 +68,26 @@ class RequestContext:
         method: the method name.
         meta: the request's ``_meta`` object (empty if absent).
         session: the connection the request arrived on.
+        modern: for a 2026-07-28 request, what it declared in ``_meta`` (its version,
+            the client's capabilities and identity, its log level); ``None`` in the
+            handshake era, where the session holds these.
     """
 
-    __slots__ = ("_inbound", "meta", "method", "request_id", "session")
+    __slots__ = ("_inbound", "meta", "method", "modern", "request_id", "session")
 
-    def __init__(self, inbound: InboundRequest, session: ServerSession, meta: Meta | None) -> None:
+    def __init__(
+        self,
+        inbound: InboundRequest,
+        session: ServerSession,
+        meta: Meta | None,
+        modern: ModernRequest | None = None,
+    ) -> None:
         self._inbound = inbound
         self.request_id: RequestId = inbound.id
         self.method = inbound.method
         self.meta: Meta = meta or {}
         self.session = session
+        self.modern = modern
 
     @property
     def progress_token(self) -> ProgressToken | None:
@@ -85,17 +96,23 @@ class RequestContext:
 
     @property
     def protocol_version(self) -> str | None:
-        """The negotiated protocol version."""
+        """The protocol version of this request (negotiated, or declared by the request)."""
+        if self.modern is not None:
+            return self.modern.protocol_version
         return self.session.protocol_version
 
     @property
     def client_info(self) -> Implementation | None:
         """The client's self-reported name and version (never a basis for trust)."""
+        if self.modern is not None:
+            return self.modern.client_info
         return self.session.client_info
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
-        """What the client declared it supports."""
+        """What the client declared it supports (for this request, in 2026-07-28)."""
+        if self.modern is not None:
+            return self.modern.client_capabilities
         return self.session.client_capabilities
 
     async def report_progress(
@@ -116,9 +133,16 @@ class RequestContext:
         """Send a log message to the client (``notifications/message``), if ``level`` is at
         or above the level the client asked for. Returns whether it was sent.
 
+        In 2026-07-28 the request itself opts in (``_meta`` ``logLevel``); without it no
+        log message is sent for the request.
+
         Raises:
             LocalProtocolError: ``level`` is not a logging level, or ``data`` is not JSON.
         """
+        if self.modern is not None:
+            return await self.session.send_log(
+                level, data, logger=logger, threshold=self.modern.log_level
+            )
         return await self.session.send_log(level, data, logger=logger)
 
     @property

@@ -26,6 +26,8 @@ from ..exceptions import LocalProtocolError, RPCError, ToolError
 from ..protocol import DEFAULT_LIMITS, Limits
 from ..types import (
     HANDSHAKE_VERSIONS,
+    V2026_07_28,
+    CacheScope,
     CallToolRequestParams,
     CallToolResult,
     ContentBlock,
@@ -111,6 +113,13 @@ class LowLevelServer:
         default_log_level: log threshold until the client sends ``logging/setLevel``.
         max_client_request_timeout: absolute bound in seconds on a request to the client
             (sampling, elicitation, roots), however much progress arrives.
+        modern_versions: the stateless revisions served (requests that carry their
+            version in ``_meta``); ``()`` serves the handshake era only.
+        cache_ttl_ms, cache_scope: the caching hints of 2026-07-28 results
+            (``server/utilities/caching.mdx``): how long a client may reuse a list or
+            read result, and whether shared caches may (``"public"``) or only the same
+            authorization context (``"private"``). The default, 0 ms and private, never
+            lets a stale list be served.
     """
 
     def __init__(
@@ -126,10 +135,17 @@ class LowLevelServer:
         page_size: int | None = None,
         default_log_level: LoggingLevel = "info",
         max_client_request_timeout: float = 600.0,
+        modern_versions: Sequence[str] = (V2026_07_28,),
+        cache_ttl_ms: int = 0,
+        cache_scope: CacheScope = "private",
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
             raise LocalProtocolError(f"unsupported protocol versions: {unknown or '(none)'}")
+        if any(v != V2026_07_28 for v in modern_versions):
+            raise LocalProtocolError(f"unsupported stateless protocol versions: {modern_versions}")
+        if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
+            raise LocalProtocolError("cache_ttl_ms must be >= 0 and cache_scope public or private")
         if page_size is not None and page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
         self.info = Implementation(
@@ -137,6 +153,9 @@ class LowLevelServer:
         )
         self.instructions = instructions
         self.supported_versions = tuple(supported_versions)
+        self.modern_versions = tuple(modern_versions)
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: CacheScope = cache_scope
         self.limits = limits
         self.max_in_flight = max_in_flight
         self.page_size = page_size

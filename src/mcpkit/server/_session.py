@@ -7,7 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel
 from ..exceptions import LocalProtocolError, RPCError
@@ -16,6 +16,7 @@ from ..types import (
     V2025_03_26,
     ClientCapabilities,
     EmptyResult,
+    ErrorCode,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -27,6 +28,8 @@ from ..types import (
 from ._compat import capabilities_for
 from ._context import RequestContext
 from ._logbridge import current_request
+from ._modern import ModernRequest, exists_in_modern, is_modern, parse_modern
+from ._modern_results import discover_result, finish_modern
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -117,6 +120,21 @@ class ServerSession:
     # -- dispatch -----------------------------------------------------------------------
 
     def _gate(self, request: InboundRequest) -> Any:
+        server = self.server
+        # Over HTTP the route knows the MCP-Protocol-Version header of the POST.
+        header: str | None = getattr(request.route, "protocol_version", None)
+        if server.modern_versions and is_modern(request.method, request.params, header):
+            modern = parse_modern(request.params, server.modern_versions, header)
+            if not exists_in_modern(request.method):
+                raise RPCError(
+                    ErrorCode.METHOD_NOT_FOUND,
+                    f"Method not found: {request.method!r} does not exist in protocol "
+                    f"{modern.protocol_version}",
+                )
+            if request.method == "server/discover":
+                return finish_modern(server, request.method, discover_result(server))
+            request.state = modern
+            return PROCEED
         error = self.handshake.check_request(request.method)
         if error is not None:
             raise RPCError(error.code, error.message)
@@ -159,12 +177,16 @@ class ServerSession:
         meta = getattr(params, "meta", None)
         if isinstance(params, dict):
             meta = params.get("_meta")
-        ctx = RequestContext(request, self, meta if isinstance(meta, dict) else None)
+        modern = request.state if isinstance(request.state, ModernRequest) else None
+        ctx = RequestContext(request, self, meta if isinstance(meta, dict) else None, modern)
         token = current_request.set(ctx)
         try:
-            return await route.handler(ctx, params)
+            result = await route.handler(ctx, params)
         finally:
             current_request.reset(token)
+        if modern is not None:
+            return finish_modern(self.server, request.method, result)
+        return result
 
     async def _on_notification(self, method: str, params: Raw | None) -> None:
         if not self.handshake.receive_notification(method):
@@ -201,15 +223,25 @@ class ServerSession:
         )
         self.endpoint.notify_soon("notifications/message", params)
 
-    async def send_log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> bool:
-        """Send ``notifications/message`` if ``level`` passes the client's threshold.
+    async def send_log(
+        self,
+        level: LoggingLevel,
+        data: Any,
+        *,
+        logger: str | None = None,
+        threshold: LoggingLevel | UnsetType | None = UNSET,
+    ) -> bool:
+        """Send ``notifications/message`` if ``level`` passes the client's threshold
+        (``threshold`` overrides the session's: a 2026-07-28 request's own ``logLevel``,
+        ``None`` when it asked for no log messages).
 
         Raises:
             LocalProtocolError: ``level`` is not a logging level.
         """
         if level not in _SEVERITY:
             raise LocalProtocolError(f"unknown logging level {level!r}; use one of {_LEVELS}")
-        if _SEVERITY[level] < _SEVERITY[self.log_level]:
+        minimum = self.log_level if isinstance(threshold, UnsetType) else threshold
+        if minimum is None or _SEVERITY[level] < _SEVERITY[minimum]:
             return False
         params = LoggingMessageNotificationParams(
             level=level, data=data, logger=UNSET if logger is None else logger

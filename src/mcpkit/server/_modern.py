@@ -1,0 +1,185 @@
+"""The 2026-07-28 era on the server: stateless requests that carry their protocol version
+and the client's capabilities in ``params._meta``.
+
+2026-07-28 ``basic/index.mdx`` "Statelessness" and ``basic/versioning.mdx``: there is no
+``initialize``; every request names its version (``io.modelcontextprotocol/protocolVersion``)
+and the client's capabilities (``io.modelcontextprotocol/clientCapabilities``), may name
+the client (``clientInfo``) and opt in to log messages (``logLevel``). A request missing a
+required member is malformed (-32602); an unsupported version gets -32022 with the
+supported list; a version that differs from the HTTP ``MCP-Protocol-Version`` header gets
+-32020. One server serves both eras: a request is "modern" when it says so (these members,
+a modern-only method, or a modern HTTP header); everything else follows the handshake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, get_args
+
+import msgspec
+from msgspec import Raw
+
+from ..exceptions import RPCError
+from ..types import (
+    HANDSHAKE_VERSIONS,
+    V2026_07_28,
+    ClientCapabilities,
+    ErrorCode,
+    Implementation,
+    LoggingLevel,
+    method_spec,
+)
+
+__all__ = [
+    "CACHEABLE_METHODS",
+    "CLIENT_CAPABILITIES",
+    "CLIENT_INFO",
+    "LOG_LEVEL",
+    "MODERN_ONLY_METHODS",
+    "PROTOCOL_VERSION",
+    "SERVER_INFO",
+    "SUBSCRIPTION_ID",
+    "ModernRequest",
+    "exists_in_modern",
+    "is_modern",
+    "missing_capability",
+    "parse_modern",
+]
+
+PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+#: Methods that exist only in the stateless era: their presence alone makes a request
+#: modern (a ``server/discover`` without ``_meta`` is a malformed modern request, -32602).
+MODERN_ONLY_METHODS: Final = frozenset({"server/discover", "subscriptions/listen"})
+#: Results that carry ``ttlMs`` and ``cacheScope`` (``server/utilities/caching.mdx``).
+CACHEABLE_METHODS: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+_LEVELS: Final = frozenset(get_args(LoggingLevel))
+
+
+class _Probe(msgspec.Struct):
+    meta: Any = msgspec.field(default=None, name="_meta")
+
+
+_PROBE: Final = msgspec.json.Decoder(_Probe)
+
+
+@dataclass(frozen=True, slots=True)
+class ModernRequest:
+    """What a 2026-07-28 request says about itself (its ``_meta``)."""
+
+    protocol_version: str
+    client_capabilities: ClientCapabilities
+    client_info: Implementation | None
+    log_level: LoggingLevel | None
+
+
+def _meta_of(params: Raw | None) -> Any:
+    if params is None:
+        return None
+    try:
+        return _PROBE.decode(params).meta
+    except msgspec.DecodeError:
+        return None  # not an object: the params decoder reports it
+
+
+def is_modern(method: str, params: Raw | None, header_version: str | None = None) -> bool:
+    """Whether a request belongs to the 2026-07-28 era.
+
+    Over HTTP the ``MCP-Protocol-Version`` header decides when present: a handshake-era
+    version means the handshake era, anything else (2026-07-28, or a version this server
+    does not know) is judged as a modern request, so an unknown version gets -32022.
+    """
+    if header_version is not None:
+        return header_version not in HANDSHAKE_VERSIONS
+    if method in MODERN_ONLY_METHODS:
+        return True
+    meta = _meta_of(params)
+    return isinstance(meta, dict) and (PROTOCOL_VERSION in meta or CLIENT_CAPABILITIES in meta)
+
+
+def parse_modern(
+    params: Raw | None, supported: Sequence[str], header_version: str | None = None
+) -> ModernRequest:
+    """Read and check the ``_meta`` of a modern request.
+
+    Raises:
+        RPCError: -32602 for a missing or invalid member, -32020 when the version differs
+            from the HTTP header, -32022 for a version not in ``supported``.
+    """
+    meta = _meta_of(params)
+    if not isinstance(meta, dict):
+        raise RPCError.invalid_params(
+            f"Invalid params: a {V2026_07_28} request carries params._meta with "
+            f"{PROTOCOL_VERSION!r} and {CLIENT_CAPABILITIES!r}"
+        )
+    version = meta.get(PROTOCOL_VERSION)
+    if not isinstance(version, str):
+        raise RPCError.invalid_params(
+            f"Invalid params: _meta[{PROTOCOL_VERSION!r}] is required (a string)"
+        )
+    if CLIENT_CAPABILITIES not in meta:
+        raise RPCError.invalid_params(
+            f"Invalid params: _meta[{CLIENT_CAPABILITIES!r}] is required ({{}} for none)"
+        )
+    if header_version is not None and header_version != version:
+        raise RPCError(
+            ErrorCode.HEADER_MISMATCH,
+            f"Header mismatch: MCP-Protocol-Version is {header_version!r} but "
+            f"_meta[{PROTOCOL_VERSION!r}] is {version!r}",
+        )
+    if version not in supported:
+        raise RPCError(
+            ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {version!r}; supported: {', '.join(supported)}",
+            {"supported": list(supported), "requested": version},
+        )
+    capabilities = _convert(meta[CLIENT_CAPABILITIES], ClientCapabilities, CLIENT_CAPABILITIES)
+    info = meta.get(CLIENT_INFO)
+    client_info = None if info is None else _convert(info, Implementation, CLIENT_INFO)
+    level = meta.get(LOG_LEVEL)
+    if level is not None and level not in _LEVELS:
+        raise RPCError.invalid_params(
+            f"Invalid params: _meta[{LOG_LEVEL!r}] must be one of {sorted(_LEVELS)}, not {level!r}"
+        )
+    return ModernRequest(version, capabilities, client_info, level)
+
+
+def _convert(value: Any, kind: type[Any], key: str) -> Any:
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as exc:
+        raise RPCError.invalid_params(f"Invalid params: _meta[{key!r}]: {exc}") from None
+
+
+def exists_in_modern(method: str) -> bool:
+    """Whether an MCP method exists in 2026-07-28 (vendor methods are judged by the
+    server's routes). ``initialize``, ``ping``, ``logging/setLevel`` and resource
+    (un)subscription do not: they get -32601 (HTTP 404)."""
+    spec = method_spec(method)
+    return spec is None or spec.in_version(V2026_07_28)
+
+
+def missing_capability(name: str, value: Any = None, why: str = "") -> RPCError:
+    """-32021: serving the request needs a client capability it did not declare;
+    ``data.requiredCapabilities`` is a ``ClientCapabilities`` object naming it."""
+    detail = f" ({why})" if why else ""
+    return RPCError(
+        ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"Missing required client capability: {name}{detail}",
+        {"requiredCapabilities": {name: {} if value is None else value}},
+    )
