@@ -50,7 +50,14 @@ typecheck: $(STAMP)
 unit: $(STAMP) $(TS_STAMP) $(CONFORMANCE_STAMP)
 	$(PY) -m pytest -q
 
+# The HTTP section needs wrk (Debian's package): installed here when missing, with apt-get as
+# root or through sudo otherwise (apt-get update first only when the package is not found).
+# Without it, the HTTP section is skipped with a warning and the rest still runs.
 bench: $(STAMP)
+	@command -v wrk >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get install -y -q wrk || { $$SUDO apt-get update -q && $$SUDO apt-get install -y -q wrk; }; \
+	} || echo "warning: could not install wrk; the HTTP benchmark will be skipped" >&2
 	$(PY) -m bench
 
 clean:

@@ -1,9 +1,12 @@
 """Command line: ``python -m bench [SECTION ...] [--quick] [--pin] [--output PATH] ...``.
 
-Sections: ``codec``, ``stdio``, ``startup`` (default: all three), and ``profile`` (cProfile
-of the mcpkit server and codec; run on its own). Prints a table to stdout (progress goes to
-stderr) and writes JSON results. The exit status is 0 whatever the ratios are (they are
-reported, not asserted); 1 if a server failed (timed out, exited, answered wrongly).
+Sections: ``codec``, ``stdio``, ``startup``, ``http`` (default: all four; ``http`` needs
+``wrk``, and is skipped with a warning from ``all`` when it is missing), ``profile``
+(cProfile of the mcpkit stdio server and codec) and ``profile-http`` (py-spy on the mcpkit
+Streamable HTTP server under wrk), each run on its own. Prints a table to stdout
+(progress goes to stderr) and writes JSON results. The exit status is 0 whatever the ratios
+are (they are reported, not asserted); 1 if a server failed (timed out, exited, answered
+wrongly).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, Final
 from ._rawclient import ServerError
 from ._servers import ROOT
 
-SECTIONS: Final = ("codec", "stdio", "startup")
+SECTIONS: Final = ("codec", "stdio", "startup", "http")
 DEFAULT_OUTPUT: Final = ROOT / "bench" / "results" / "latest.json"
 
 # name: (full, quick)
@@ -32,6 +35,11 @@ COUNTS: Final[dict[str, tuple[Any, Any]]] = {
     "startup_runs": (7, 3),
     "startup_warmup": (1, 1),
     "profile_calls": (5000, 1000),
+    "http_connections": ((1, 16, 64), (1, 16, 64)),
+    "http_duration_s": (1, 1),
+    "http_warmup_s": (1, 1),
+    "http_repeats": (5, 1),
+    "http_memory_sessions": (1000, 200),
 }
 
 
@@ -44,8 +52,9 @@ def _parser() -> argparse.ArgumentParser:
         "sections",
         nargs="*",
         default="all",  # a string: argparse checks a list default against the choices
-        choices=[*SECTIONS, "all", "profile"],
-        help="what to run (default: all = codec stdio startup; profile runs cProfile)",
+        choices=[*SECTIONS, "all", "profile", "profile-http"],
+        help="what to run (default: all = codec stdio startup http; profile runs cProfile, "
+        "profile-http py-spy on the HTTP server)",
     )
     parser.add_argument("--quick", action="store_true", help="small counts, for smoke runs")
     parser.add_argument(
@@ -105,11 +114,23 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"benchmark failed: {exc}")
             return 1
         return 0
+    if "profile-http" in requested:
+        if len(requested) > 1:
+            _log("`profile-http` runs on its own")
+            return 2
+        from ._httpprofile import run_http_profile
+
+        try:
+            return run_http_profile(args.output.parent, duration_s=8, log=_log)
+        except ServerError as exc:
+            _log(f"benchmark failed: {exc}")
+            return 1
     sections = list(SECTIONS) if "all" in requested else [s for s in SECTIONS if s in requested]
 
     from ._report import environment, evaluate_targets, render, source_digest, write_json
 
     started = time.perf_counter()
+    affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     client_cpu, server_cpu = _pin(args.pin)
     results: dict[str, Any] = {
         "schema": 1,
@@ -152,6 +173,26 @@ def main(argv: list[str] | None = None) -> int:
                 cpu=server_cpu,
                 log=_log,
             )
+        if "http" in sections:
+            from ._http import HttpConfig, run_http
+            from ._httpload import wrk_path
+
+            if wrk_path() is None and "all" in requested:
+                _log("http: skipped, wrk is not installed (`make bench` installs it)")
+                sections.remove("http")
+            else:
+                if affinity is not None:  # undo --pin: the HTTP section places its own
+                    os.sched_setaffinity(0, affinity)
+                _log("Streamable HTTP under wrk ...")
+                http_config = HttpConfig(
+                    connections=n["http_connections"],
+                    duration_s=n["http_duration_s"],
+                    warmup_s=n["http_warmup_s"],
+                    repeats=n["http_repeats"],
+                    memory_sessions=n["http_memory_sessions"],
+                    timeout_s=args.timeout,
+                )
+                results["http"] = run_http(http_config, log=_log)
     except ServerError as exc:
         _log(f"benchmark failed: {exc}")
         return 1
@@ -165,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     print(render(results))
     for path in write_json(results, args.output):
         _log(f"wrote {path}")
+    if results.get("http", {}).get("failures"):
+        _log("http: some runs saw errors (see FAILED above)")
+        return 1
     return 0
 
 

@@ -142,6 +142,10 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "met": ratio <= 0.25,
             }
         )
+    if results.get("http") is not None:
+        from ._httpreport import http_targets
+
+        targets += http_targets(results["http"])
     return targets
 
 
@@ -306,6 +310,12 @@ def _render_startup(startup: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _render_http(http: dict[str, Any]) -> list[str]:
+    from ._httpreport import render_http
+
+    return render_http(http)
+
+
 def render(results: dict[str, Any]) -> str:
     env = results["environment"]
     lines = [
@@ -325,6 +335,7 @@ def render(results: dict[str, Any]) -> str:
         ("codec", _render_codec),
         ("stdio", _render_stdio),
         ("startup", _render_startup),
+        ("http", _render_http),
     ):
         if key in results:
             lines += [*render_section(results[key]), ""]
