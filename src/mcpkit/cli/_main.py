@@ -74,7 +74,9 @@ def _build_parser() -> argparse.ArgumentParser:
     http = run.add_argument_group("HTTP transports (http, sse, ws)")
     http.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     http.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
-    http.add_argument("--path", default=None, help="the endpoint's path (default /mcp; sse: /sse)")
+    http.add_argument(
+        "--path", default=None, help="the endpoint's path (default /mcp; sse: /sse; ws: /ws)"
+    )
     http.add_argument(
         "--stateless", action="store_true", help="http: no sessions, every POST stands alone"
     )
@@ -116,7 +118,7 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError("the HTTP transports run on asyncio (uvicorn); drop --backend trio")
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be 0..65535, not {args.port}")
-    path = args.path or ("/sse" if args.transport == "sse" else "/mcp")
+    path = args.path or {"sse": "/sse", "ws": "/ws"}.get(args.transport, "/mcp")
     names = {"http": "Streamable HTTP", "sse": "HTTP+SSE (2024-11-05)", "ws": "WebSocket"}
 
     def announce(server: Any) -> None:

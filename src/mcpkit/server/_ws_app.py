@@ -120,9 +120,9 @@ class WebSocketApp:
 
         app = WebSocketApp(server)        # then: uvicorn module:app; clients use ws://host/ws
 
-    A handshake is refused (HTTP 403) when its Host or Origin is outside the allowlists,
-    when it offers subprotocols but not ``mcp``, or when the path is wrong; beyond
-    ``max_connections`` it gets 503. ASGI servers without the ``websocket.http.response``
+    A handshake is refused (HTTP 403) when its Host or Origin is outside the allowlists
+    or when it offers subprotocols but not ``mcp``; on another path it gets 404, beyond
+    ``max_connections`` 503. ASGI servers without the ``websocket.http.response``
     extension answer every refusal with a bare 403. Plain HTTP requests get 426 Upgrade
     Required on the path and 404 elsewhere.
 
@@ -249,12 +249,14 @@ class WebSocketApp:
         accept: dict[str, Any] = {"type": "websocket.accept"}
         if scope.get("subprotocols"):
             accept["subprotocol"] = SUBPROTOCOL
-        await send(accept)
         channel = _Channel(receive, send, self.max_message_bytes)
         session = ServerSession(self.server, channel)
+        # Counted before the first await, so concurrent handshakes cannot all pass the
+        # max_connections check.
         self.connections.add(session)
         self.server.sessions.add(session)
         try:
+            await send(accept)
             with anyio.CancelScope() as serving:
                 channel.on_gone = serving.cancel
                 await session.run()

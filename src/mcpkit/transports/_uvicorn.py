@@ -141,7 +141,11 @@ async def serve_http(
     except ImportError:
         ws = "none"
     else:
-        ws = "websockets-sansio"
+        from uvicorn.config import WS_PROTOCOLS
+
+        # The sans-I/O implementation (uvicorn >= 0.35); older uvicorns (the http extra
+        # allows >= 0.30) only have the one on websockets' legacy API.
+        ws = "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "websockets"
     config = uvicorn.Config(
         app,
         http=_protocol_class(header_timeout),

@@ -235,6 +235,14 @@ class WebSocketChannel:
     ) -> None:
         await self.aclose()
         cm, self._cm = self._cm, None
-        if cm is not None:
+        if cm is None:
+            return
+        if _on_asyncio():
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._t.close_timeout + 1):
                 await cm.__aexit__(None, None, None)
+        else:
+            # websockets' trio connect() exits the nursery it opened on entry: that must
+            # happen in the same cancel scope, not inside a new one (trio would report a
+            # corrupted cancel scope stack). The connection is already closed (above,
+            # shielded and bounded), so this only reaps its background tasks.
+            await cm.__aexit__(None, None, None)
