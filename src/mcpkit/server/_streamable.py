@@ -415,10 +415,16 @@ class StreamableHTTPApp:
         tg = await self._ensure_runner()
         session = HttpSession(self.server, None, store=None, retry_ms=None)
         version = headers.text(b"mcp-protocol-version") or V2025_03_26
-        session.server_session.assume_initialized(version)
+        connection = session.endpoint.connection
+        connection.allow_batches = version == V2025_03_26
+        event = connection.receive_message(body)
+        # Every POST stands alone, but clients still begin with `initialize` (its answer
+        # carries the version and capabilities): that one goes through the handshake.
+        if not (isinstance(event, RequestReceived) and event.method == "initialize"):
+            session.server_session.assume_initialized(version)
         session.start(tg)
         try:
-            await handle_message(self, session, body, receive, send, cors)
+            await handle_message(self, session, body, receive, send, cors, event=event)
         finally:
             self.drop(session)
 
