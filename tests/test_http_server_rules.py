@@ -83,9 +83,6 @@ PROBES: list[tuple[str, dict[str, str], int]] = [
     ("json only", {"accept": "application/json"}, 406),
     ("sse only", {"accept": "text/event-stream"}, 406),
     ("sse refused", {"accept": "application/json, text/event-stream;q=0"}, 406),
-    # Version header on initialize: must be a supported revision.
-    ("bad version", {"mcp-protocol-version": "1999-01-01"}, 400),
-    ("future version", {"mcp-protocol-version": "2026-07-28"}, 400),
     # Sessions.
     ("unknown session", {"mcp-session-id": "no-such-session"}, 404),
     ("malformed session", {"mcp-session-id": "has space"}, 400),

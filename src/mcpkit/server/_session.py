@@ -182,6 +182,11 @@ class ServerSession:
         token = current_request.set(ctx)
         try:
             result = await route.handler(ctx, params)
+        except RPCError as exc:
+            if modern is not None and exc.code == ErrorCode.RESOURCE_NOT_FOUND:
+                # 2026-07-28 (SEP-2164): a missing resource is -32602; -32002 is retired.
+                raise RPCError(ErrorCode.INVALID_PARAMS, exc.message, exc.data) from None
+            raise
         finally:
             current_request.reset(token)
         if modern is not None:

@@ -31,7 +31,7 @@ from ..protocol import (
     new_session_id,
     valid_session_id,
 )
-from ..types import V2025_03_26, ErrorCode
+from ..types import HANDSHAKE_VERSIONS, V2025_03_26, V2026_07_28, ErrorCode
 from ._asgi import (
     ALLOWED_HEADERS,
     Headers,
@@ -45,6 +45,7 @@ from ._asgi import (
     respond_error,
 )
 from ._http_handlers import handle_get, handle_message
+from ._http_modern import looks_modern, post_modern
 from ._http_session import HttpSession, session_deadline
 
 if TYPE_CHECKING:
@@ -280,6 +281,11 @@ class StreamableHTTPApp:
         else:
             await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
 
+    def _modern_header(self, headers: Headers) -> bool:
+        """2026-07-28 has POST only: a GET or DELETE of that version gets 405."""
+        version = headers.text(b"mcp-protocol-version")
+        return bool(self.server.modern_versions) and version == V2026_07_28
+
     def _version_problem(self, headers: Headers, session: HttpSession | None) -> str | None:
         """Check ``MCP-Protocol-Version`` (2025-06-18+: "Protocol Version Header")."""
         value = headers.text(b"mcp-protocol-version")
@@ -334,6 +340,8 @@ class StreamableHTTPApp:
                 headers=cors,
             )
             return
+        if self.server.modern_versions and await self._maybe_modern(receive, send, headers, cors):
+            return
         if self.stateless:
             problem = self._version_problem(headers, None)
             if problem is not None:
@@ -373,6 +381,31 @@ class StreamableHTTPApp:
         finally:
             session.connections -= 1
             session.touch()
+
+    async def _maybe_modern(
+        self, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+    ) -> bool:
+        """Serve the POST if it is a 2026-07-28 one (the ``MCP-Protocol-Version`` header
+        decides; without it and without a session, the body does). Returns whether it was
+        served; a handshake-era POST whose body had to be read is served here too."""
+        version = headers.text(b"mcp-protocol-version")
+        if version is not None and version in HANDSHAKE_VERSIONS:
+            return False
+        if version is None and headers.get(b"mcp-session-id") is not None:
+            return False
+        body = await read_body(
+            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
+        )
+        if isinstance(body, tuple):
+            await respond_error(send, body[0], body[1], headers=cors)
+            return True
+        if version is not None or looks_modern(body):
+            await post_modern(self, body, receive, send, headers, cors)
+        elif self.stateless:
+            await self._post_stateless(body, receive, send, headers, cors)
+        else:
+            await self._initialize(body, receive, send, cors)
+        return True
 
     async def _initialize(self, body: bytes, receive: Receive, send: Send, cors: list[Any]) -> None:
         """A POST without a session id: it must carry ``initialize``, which starts one."""
@@ -429,7 +462,7 @@ class StreamableHTTPApp:
             self.drop(session)
 
     async def _get(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
-        if self.stateless:
+        if self.stateless or self._modern_header(headers):
             await respond_error(
                 send,
                 405,
@@ -464,7 +497,7 @@ class StreamableHTTPApp:
             found.touch()
 
     async def _delete(self, send: Send, headers: Headers, cors: list[Any]) -> None:
-        if self.stateless:
+        if self.stateless or self._modern_header(headers):
             await respond_error(
                 send,
                 405,

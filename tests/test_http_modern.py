@@ -1,0 +1,293 @@
+"""Streamable HTTP for 2026-07-28, over a real socket on 127.0.0.1: POST only, one request
+per POST, no session, JSON unless the handler emits, status codes for the 2026 errors,
+``Mcp-Method`` / ``Mcp-Name``, closing the response cancels the request, and an old-era
+client served by the same endpoint at the same time.
+2026-07-28 ``basic/transports/streamable-http.mdx``."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any, Final
+
+import anyio
+import httpx
+import pytest
+
+from mcpkit.server import RequestContext, Server
+
+from ._httpserver import RunningServer, running_server
+from ._mcphttp import JSON_HEADERS, initialize, messages_of
+from ._wire import MODERN, meta
+
+pytestmark = pytest.mark.anyio
+
+LIMIT: Final = 15.0
+STARTED = threading.Event()
+CANCELLED = threading.Event()
+
+
+def build() -> Server:
+    server = Server("modern-http", "1.0")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    @server.tool()
+    async def chatty(ctx: RequestContext) -> str:
+        """Logs, then answers."""
+        await ctx.log("info", "working")
+        return "done"
+
+    @server.tool()
+    async def wait_forever() -> str:
+        """Waits until cancelled."""
+        STARTED.set()
+        try:
+            await anyio.sleep(LIMIT * 2)
+        except anyio.get_cancelled_exc_class():
+            CANCELLED.set()
+            raise
+        return "never"
+
+    @server.resource("note://one")
+    def one() -> str:
+        return "first"
+
+    return server
+
+
+@pytest.fixture(scope="module")
+def http() -> Iterator[RunningServer]:
+    with running_server(build().streamable_http_app()) as server:
+        yield server
+
+
+def headers_for(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
+    out = {**JSON_HEADERS, "mcp-protocol-version": MODERN, "mcp-method": method}
+    if name is not None:
+        out["mcp-name"] = name
+    out.update(extra)
+    return out
+
+
+def body(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    message["params"] = {"_meta": meta(), **(params or {})}
+    return json.dumps(message).encode()
+
+
+async def post(http: RunningServer, content: bytes, headers: dict[str, str]) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=LIMIT) as client:
+        return await client.post(http.url + "/mcp", content=content, headers=headers)
+
+
+async def test_json_answer_without_session(http: RunningServer) -> None:
+    response = await post(
+        http,
+        body(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}),
+        headers_for("tools/call", "echo"),
+    )
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert "mcp-session-id" not in response.headers
+    answer = response.json()
+    assert answer["id"] == 1
+    assert answer["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert answer["result"]["resultType"] == "complete"
+
+
+async def test_sse_only_when_the_handler_emits(http: RunningServer) -> None:
+    params = {"name": "chatty", "arguments": {}, "_meta": meta(log_level="info")}
+    content = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})
+    response = await post(http, content.encode(), headers_for("tools/call", "chatty"))
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-accel-buffering"] == "no"
+    assert b"id:" not in response.content  # no event ids: 2026 has no resumption
+    messages = messages_of(response)
+    assert [m.get("method") for m in messages] == ["notifications/message", None]
+    assert messages[-1]["result"]["content"][0]["text"] == "done"
+    # Without logLevel the same tool answers with plain JSON.
+    response = await post(
+        http,
+        body(3, "tools/call", {"name": "chatty", "arguments": {}}),
+        headers_for("tools/call", "chatty"),
+    )
+    assert response.headers["content-type"].startswith("application/json")
+
+
+@pytest.mark.parametrize(
+    ("content", "headers", "status", "code"),
+    [
+        (body(1, "nope/nothing"), headers_for("nope/nothing"), 404, -32601),
+        (body(1, "ping"), headers_for("ping"), 404, -32601),
+        (body(1, "initialize"), headers_for("initialize"), 404, -32601),
+        (body(1, "logging/setLevel"), headers_for("logging/setLevel"), 404, -32601),
+        (
+            body(1, "server/discover"),
+            headers_for("server/discover", **{"mcp-protocol-version": "2099-01-01"}),
+            400,
+            -32020,
+        ),
+        (
+            json.dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+            ).encode(),
+            headers_for("server/discover"),
+            400,
+            -32602,
+        ),
+        (body(1, "tools/list"), headers_for("tools/call"), 400, -32020),
+        (body(1, "tools/list"), {**headers_for("x"), "mcp-method": ""}, 400, -32020),
+        (
+            body(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}}),
+            headers_for("tools/call"),
+            400,
+            -32020,
+        ),
+        (
+            body(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}}),
+            headers_for("tools/call", "ekko"),
+            400,
+            -32020,
+        ),
+        (
+            body(1, "resources/read", {"uri": "note://missing"}),
+            headers_for("resources/read", "note://missing"),
+            400,
+            -32602,
+        ),
+    ],
+)
+async def test_error_statuses(
+    http: RunningServer, content: bytes, headers: dict[str, str], status: int, code: int
+) -> None:
+    response = await post(http, content, headers)
+    assert response.status_code == status, response.text
+    answer = response.json()
+    assert answer["id"] == 1
+    assert answer["error"]["code"] == code
+
+
+async def test_unsupported_version_lists_the_supported(http: RunningServer) -> None:
+    params = {"_meta": meta(version="2099-01-01")}
+    content = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "server/discover", "params": params})
+    response = await post(
+        http,
+        content.encode(),
+        headers_for("server/discover", **{"mcp-protocol-version": "2099-01-01"}),
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32022
+    assert error["data"] == {"supported": [MODERN], "requested": "2099-01-01"}
+
+
+async def test_mcp_name_sentinel_is_decoded(http: RunningServer) -> None:
+    name = "=?base64?" + base64.b64encode(b"note://one").decode() + "?="
+    response = await post(
+        http,
+        body(1, "resources/read", {"uri": "note://one"}),
+        headers_for("resources/read", name),
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["contents"][0]["text"] == "first"
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+async def test_get_and_delete_are_not_allowed(http: RunningServer, method: str) -> None:
+    async with httpx.AsyncClient(timeout=LIMIT) as client:
+        response = await client.request(
+            method,
+            http.url + "/mcp",
+            headers={"accept": "text/event-stream", "mcp-protocol-version": MODERN},
+        )
+    assert response.status_code == 405
+
+
+async def test_notification_is_accepted(http: RunningServer) -> None:
+    content = json.dumps(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    )
+    response = await post(http, content.encode(), headers_for("notifications/cancelled"))
+    assert response.status_code == 202
+
+
+async def test_closing_the_response_cancels_the_request(http: RunningServer) -> None:
+    STARTED.clear()
+    CANCELLED.clear()
+    with anyio.fail_after(LIMIT):
+        async with httpx.AsyncClient(timeout=LIMIT) as client:
+            request = client.build_request(
+                "POST",
+                http.url + "/mcp",
+                content=body(1, "tools/call", {"name": "wait_forever", "arguments": {}}),
+                headers=headers_for("tools/call", "wait_forever"),
+            )
+            response_task: list[Any] = []
+
+            async def call() -> None:
+                response_task.append(await client.send(request, stream=True))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await anyio.to_thread.run_sync(STARTED.wait, LIMIT)
+                tg.cancel_scope.cancel()  # the client gives up: the connection closes
+        assert await anyio.to_thread.run_sync(CANCELLED.wait, LIMIT)
+
+
+async def test_both_eras_at_once(http: RunningServer) -> None:
+    url = http.url + "/mcp"
+    async with httpx.AsyncClient(timeout=LIMIT) as client:
+        init = await client.post(url, content=initialize(), headers=JSON_HEADERS)
+        session = init.headers["mcp-session-id"]
+        old = {**JSON_HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+        await client.post(
+            url,
+            content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            headers=old,
+        )
+        results: dict[str, Any] = {}
+
+        async def old_call(n: int) -> None:
+            content = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": f"old{n}"}},
+                }
+            )
+            response = await client.post(url, content=content, headers=old)
+            results[f"old{n}"] = messages_of(response)[-1]["result"]
+
+        async def new_call(n: int) -> None:
+            response = await client.post(
+                url,
+                content=body(n, "tools/call", {"name": "echo", "arguments": {"text": f"new{n}"}}),
+                headers=headers_for("tools/call", "echo"),
+            )
+            results[f"new{n}"] = response.json()["result"]
+
+        async with anyio.create_task_group() as tg:
+            for n in range(5):
+                tg.start_soon(old_call, n)
+                tg.start_soon(new_call, n)
+    for n in range(5):
+        assert results[f"old{n}"]["content"][0]["text"] == f"old{n}"
+        assert "resultType" not in results[f"old{n}"]
+        assert results[f"new{n}"]["content"][0]["text"] == f"new{n}"
+        assert results[f"new{n}"]["resultType"] == "complete"
+
+
+async def test_server_without_the_modern_era_keeps_the_old_rules() -> None:
+    server = build()
+    server.modern_versions = ()
+    with running_server(server.streamable_http_app()) as http:
+        response = await post(http, body(1, "tools/list"), headers_for("tools/list"))
+    assert response.status_code == 400  # an unsupported MCP-Protocol-Version
