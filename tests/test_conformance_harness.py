@@ -77,6 +77,7 @@ SCORED: Final = frozenset({"SUCCESS", "FAILURE"})
 TOLERABLE: Final = frozenset({"WARNING", "SKIPPED"})
 INFO: Final = "INFO"
 LEGS: Final = ("server", "client", "authorization")
+MODERN_REVISION: Final = "2026-07-28"
 #: The headings of ``conformance list``, one per leg.
 LIST_HEADINGS: Final = {
     "Server scenarios": "server",
@@ -103,6 +104,8 @@ class Leg:
     in_scope: tuple[str, ...]
     tolerated: Mapping[str, Mapping[str, str]]
     out_of_scope: Mapping[str, str]
+    #: 2026-07-28-only scenarios, run one at a time at that revision.
+    in_scope_2026: tuple[str, ...] = ()
 
 
 def load_scenarios() -> dict[str, Leg]:
@@ -113,6 +116,7 @@ def load_scenarios() -> dict[str, Leg]:
             in_scope=tuple(data[leg]["in_scope"]),
             tolerated=data[leg].get("tolerated_checks", {}),
             out_of_scope=data[leg]["out_of_scope"],
+            in_scope_2026=tuple(data[leg].get("in_scope_2026", ())),
         )
         for leg in LEGS
     }
@@ -378,7 +382,9 @@ def test_every_harness_scenario_is_classified(
     problems: dict[str, list[str]] = {}
     for leg, classified in SCENARIOS.items():
         harness = listing[leg]
-        mine = set(classified.in_scope) | set(classified.out_of_scope)
+        mine = (
+            set(classified.in_scope) | set(classified.out_of_scope) | set(classified.in_scope_2026)
+        )
         items = problems.setdefault(leg, [])
         for name in sorted(set(harness) - mine):
             items.append(f"{name} {list(harness[name])}: new in the harness, not classified")
@@ -389,6 +395,11 @@ def test_every_harness_scenario_is_classified(
         if len(set(classified.in_scope)) != len(classified.in_scope):
             items.append("in_scope lists a scenario twice")
         items += [f"{name}: no reason" for name, why in classified.out_of_scope.items() if not why]
+        for name in classified.in_scope_2026:
+            if name in classified.out_of_scope or name in classified.in_scope:
+                items.append(f"{name}: listed twice")
+            if name in harness and MODERN_REVISION not in harness[name]:
+                items.append(f"{name}: in the 2026 scope, but not a {MODERN_REVISION} scenario")
         for name in classified.in_scope:
             if name in harness and classified.revisions[0] not in harness[name]:
                 items.append(
@@ -544,6 +555,36 @@ def test_server_scenarios_pass(
         fail(
             f"conformance server --spec-version {revision} against {url} "
             f"({len(expected)} scenarios, {elapsed:.1f} s): {len(problems)} failed",
+            problems,
+            "  harness output (tail):",
+            run.tail(),
+            "  server log (tail):",
+            everything_http.log_tail(),
+        )
+
+
+@pytest.mark.parametrize("scenario", SERVER.in_scope_2026)
+def test_server_2026_scenario_passes(
+    everything_http: ServerProcess, scenario: str, tmp_path: Path
+) -> None:
+    """Each in-scope 2026-07-28 server scenario, run alone at that revision: it passes."""
+    url = everything_http.url()
+    args = ["server", "--url", url, "--scenario", scenario, "--spec-version", MODERN_REVISION]
+    args += ["--timeout", str(SCENARIO_TIMEOUT_MS), "-o", str(tmp_path)]
+    run = run_harness(args, timeout=SUITE_TIMEOUT)
+    results = read_results(tmp_path, prefix="server-")
+    problems: dict[str, list[str]] = {}
+    if scenario not in results:
+        problems[scenario] = ["not run: the harness wrote no checks.json for it"]
+    else:
+        found = check_problems(results[scenario], SERVER.tolerated.get(scenario, {}))
+        if found:
+            problems[scenario] = found
+    if not problems and run.returncode != 0:
+        problems["(harness)"] = [f"exited with {run.returncode} although the scenario passed"]
+    if problems:
+        fail(
+            f"conformance server --scenario {scenario} --spec-version {MODERN_REVISION}",
             problems,
             "  harness output (tail):",
             run.tail(),
