@@ -359,6 +359,15 @@ async def test_reconnection(ctx: RequestContext) -> str:
 
 
 @server.tool()
+async def test_missing_capability(ctx: RequestContext) -> str:
+    """Needs the client's sampling capability: a 2026-07-28 request that does not declare
+    it gets -32021 MissingRequiredClientCapability (the error is not caught here)."""
+    result = await ctx.sample("Say hello.", max_tokens=10)
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    return next((b.text for b in blocks if isinstance(b, TextContent)), "")
+
+
+@server.tool()
 async def test_sampling(ctx: RequestContext, prompt: str) -> str:
     """Tests server-initiated sampling (LLM completion request)
 

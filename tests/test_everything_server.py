@@ -184,7 +184,15 @@ HARNESS_TOOLS = {
     "test_reconnection",
 }
 CLIENT_SCENARIO_TOOLS = {"add_numbers", "test_client_elicitation_defaults", "json_schema_echo"}
-EXTRA_TOOLS = {"test_list_roots", "test_watched_resource_update", "echo", "blob", "sleep"}
+EXTRA_TOOLS = {
+    "test_list_roots",
+    "test_watched_resource_update",
+    "echo",
+    "blob",
+    "sleep",
+    # For the 2026-07-28 scenarios (-32021 when the request lacks sampling).
+    "test_missing_capability",
+}
 ROOTS = [Root(uri="file:///workspace", name="workspace")]
 
 

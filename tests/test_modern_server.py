@@ -205,3 +205,25 @@ async def test_modern_era_can_be_turned_off() -> None:
         assert reply["error"]["code"] == -32600  # handshake era: initialize first
         reply = await wire.call(2, "server/discover", {"_meta": meta()})
         assert reply["error"]["code"] == -32600
+
+
+async def test_input_from_the_client_needs_the_capability() -> None:
+    server = build()
+
+    @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        """Samples."""
+        result = await ctx.sample("hi")
+        return str(result.model)
+
+    async with wire_to(server) as wire:
+        params: dict[str, Any] = {"name": "ask", "arguments": {}, "_meta": meta()}
+        missing = await wire.call(1, "tools/call", params)
+        params["_meta"] = meta(capabilities={"sampling": {}})
+        declared = await wire.call(2, "tools/call", params)
+        # Never a server-to-client request on this era.
+        assert not [m for m in wire.seen if "method" in m and "id" in m]
+    assert missing["error"]["code"] == -32021
+    assert missing["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+    assert declared["error"]["code"] == -32603
+    assert "multi round-trip" in declared["error"]["message"]

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 from msgspec import UNSET
 
 from ..aio import InboundRequest
-from ..exceptions import LocalProtocolError
+from ..exceptions import LocalProtocolError, RPCError
 from ..types import (
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
+    ErrorCode,
     Implementation,
     IncludeContext,
     LoggingLevel,
@@ -196,6 +197,7 @@ class RequestContext:
             tool_choice=UNSET if tool_choice is None else tool_choice,
             metadata=UNSET if metadata is None else dict(metadata),
         )
+        self._no_push("sampling", self.client_capabilities.sampling)
         return await create_message(self.session, params, timeout=timeout)
 
     @overload
@@ -230,6 +232,7 @@ class RequestContext:
             dict(schema) if raw else form_for(self.protocol_version or "", requested_schema(schema))
         )
         params = ElicitRequestParams(message=message, requested_schema=requested)
+        self._no_push("elicitation", self.client_capabilities.elicitation)
         result = await elicit(self.session, params, timeout=timeout)
         if result.action != "accept":
             return Elicitation(result.action)
@@ -260,6 +263,7 @@ class RequestContext:
             url=url,
             elicitation_id=elicitation_id or secrets.token_urlsafe(16),
         )
+        self._no_push("elicitation", self.client_capabilities.elicitation, {"url": {}})
         return await elicit(self.session, params, timeout=timeout)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
@@ -277,7 +281,29 @@ class RequestContext:
         """
         from ._peer import list_roots
 
+        self._no_push("roots", self.client_capabilities.roots)
         return list((await list_roots(self.session, timeout=timeout)).roots)
+
+    def _no_push(self, capability: str, declared: Any, required: Any = None) -> None:
+        """2026-07-28 has no server-to-client requests (``basic/patterns/mrtr.mdx``): a
+        request that needs client input either lacks the capability (-32021) or must use
+        a multi round-trip result, which this release does not build yet.
+
+        Raises:
+            RPCError: -32021 naming the missing capability, or -32603.
+        """
+        if self.modern is None:
+            return
+        from ._modern import missing_capability
+
+        if declared is UNSET:
+            raise missing_capability(capability, required)
+        raise RPCError(
+            ErrorCode.INTERNAL_ERROR,
+            f"this server cannot ask for {capability} input on protocol "
+            f"{self.modern.protocol_version} yet (multi round-trip requests are not "
+            "implemented); use a handshake-era session",
+        )
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification to the client.
