@@ -331,24 +331,24 @@ async def test_official_client_calls_mcpkit_server(
 
 
 @pytest.mark.anyio
-async def test_official_client_auto_mode_falls_back_to_handshake(
+async def test_official_client_auto_mode_settles_on_2026(
     echo_server_params: StdioServerParameters, server_errlog: TextIO
 ) -> None:
     # The official client's default: probe `server/discover`, fall back to `initialize` on
-    # any JSON-RPC error. A handshake-era server must answer the probe (not drop it, which
-    # would hang the client, and not close the connection).
+    # any JSON-RPC error. mcpkit serves both eras on one connection, so the probe succeeds,
+    # the client never sends `initialize`, and every later request carries its own `_meta`.
     wire = Wire()
     with anyio.fail_after(TIMEOUT):
         async with OfficialClient(tapped_stdio(echo_server_params, wire, server_errlog)) as client:
-            assert client.protocol_version in HANDSHAKE_ERA
+            assert client.protocol_version == "2026-07-28"
             assert only_text(await client.call_tool("echo", {"text": "auto"})) == "auto"
 
     [probe] = wire.outbound_requests("server/discover")
-    [initialize] = wire.outbound_requests("initialize")
+    assert wire.outbound_requests("initialize") == []
     probe_answer = wire.inbound()[wire.answer_index(probe.id)]
-    assert isinstance(probe_answer, mcp_types.JSONRPCError), wire.dump()
+    assert isinstance(probe_answer, mcp_types.JSONRPCResponse), wire.dump()
+    assert "2026-07-28" in probe_answer.result["supportedVersions"]
     assert wire.unparsed == []
-    assert wire.messages.index(("out", probe)) < wire.messages.index(("out", initialize))
     assert read_log(server_errlog) == "", "mcpkit logged warnings or errors"
 
 
