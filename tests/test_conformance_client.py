@@ -136,7 +136,9 @@ async def test_scenario_functions_run_in_memory(
     """The same scenario code over another transport: nothing but the channel changes."""
     spec = conformance_client.SCENARIOS[scenario]
     with anyio.fail_after(10):
-        async with connect_memory(everything.server, **spec.client_options) as client:
+        async with connect_memory(
+            everything.server, era="handshake", **spec.client_options
+        ) as client:
             await spec.run(client)
 
 

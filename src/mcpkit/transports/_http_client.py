@@ -31,6 +31,7 @@ from ..exceptions import (
 )
 from ..protocol import SSEParser, media_type, valid_session_id
 from ..types import V2025_03_26, RequestId
+from ._http_client_modern import modern_headers
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
     HTTPX_IMPORT_ERROR,
@@ -157,6 +158,8 @@ class StreamableHTTPChannel:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._initialize_ids: set[RequestId] = set()
+        #: 2026-07-28 requests in flight (they are cancelled by closing their stream).
+        self._stateless_ids: set[RequestId] = set()
         self._calls: dict[RequestId, anyio.CancelScope] = {}
         self._listening: anyio.CancelScope | None = None
         self._short = httpx.Timeout(transport.timeout)
@@ -256,8 +259,22 @@ class StreamableHTTPChannel:
             scope = anyio.CancelScope()
             if len(out.request_ids) == 1:
                 self._calls[out.request_ids[0]] = scope
-            headers = self._headers(_ACCEPT_BOTH, initialize=out.initialize_id is not None)
+            modern = modern_headers(message)
+            if modern is None:
+                headers = self._headers(_ACCEPT_BOTH, initialize=out.initialize_id is not None)
+            else:
+                # 2026-07-28: no session; the version and method travel as headers.
+                headers = self._headers(_ACCEPT_BOTH, initialize=True)
+                headers.update(modern)
+                self._stateless_ids.update(out.request_ids)
             self._task_group.start_soon(self._call, message, out, headers, scope)
+            return
+        if out.cancelled_id is not None and out.cancelled_id in self._stateless_ids:
+            # 2026-07-28 basic/patterns/cancellation.mdx: over HTTP a request is cancelled
+            # by closing its response stream, not with notifications/cancelled.
+            call = self._calls.get(out.cancelled_id)
+            if call is not None:
+                call.cancel()
             return
         try:
             await self._post_quietly_answered(message)
@@ -352,6 +369,7 @@ class StreamableHTTPChannel:
                             await self._push(DeliveryFailed(rid, error))
         finally:
             for rid in out.request_ids:
+                self._stateless_ids.discard(rid)
                 if self._calls.get(rid) is scope:
                     del self._calls[rid]
 
