@@ -15,7 +15,6 @@ from msgspec import UNSET
 from .._version import __version__
 from ..aio import Endpoint, MessageChannel, ProgressCallback
 from ..exceptions import (
-    ConnectionClosedError,
     LocalProtocolError,
     MessageNotDelivered,
     RemoteProtocolError,
@@ -26,10 +25,8 @@ from ..types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     MODERN_VERSIONS,
-    V2025_03_26,
     ClientCapabilities,
     Implementation,
-    InitializeRequestParams,
     InitializeResult,
     LoggingLevel,
     ServerCapabilities,
@@ -43,6 +40,7 @@ from ._callbacks import (
     SamplingCallback,
     capabilities_for,
 )
+from ._handshake import Handshake
 from ._lenient import lenient_decode
 from ._methods import ClientMethods, Timeout
 from ._modern import Era, ModernServer, discover
@@ -71,7 +69,7 @@ class ClientTransport(Protocol):
         ...
 
 
-class Client(ServerFacing, Stateless, ClientMethods):
+class Client(ServerFacing, Handshake, Stateless, ClientMethods):
     """An MCP client session. Use ``async with`` (enter and exit in the same task)::
 
         async with Client(StdioTransport("python", ["server.py"])) as client:
@@ -296,26 +294,6 @@ class Client(ServerFacing, Stateless, ClientMethods):
         if stack is not None:
             await stack.aclose()
 
-    async def _initialize(self) -> None:
-        self._declared = capabilities_for(self._requested_version, self.capabilities)
-        params = InitializeRequestParams(
-            protocol_version=self._requested_version,
-            capabilities=self._declared,
-            client_info=self.client_info,
-        )
-        result = await self.request("initialize", params, InitializeResult)
-        if result.protocol_version not in self._supported_versions:
-            raise RemoteProtocolError(
-                f"the server chose protocol version {result.protocol_version!r}, which this "
-                f"client does not support (supported: {', '.join(self._supported_versions)})"
-            )
-        self._init = result
-        self._generation += 1
-        assert self._endpoint is not None
-        # A 2025-03-26 server may send JSON-RPC batches; accept them then, never otherwise.
-        self._endpoint.connection.allow_batches = result.protocol_version == V2025_03_26
-        await self.notify("notifications/initialized")
-
     def _require_init(self) -> InitializeResult | ModernServer:
         if self._modern is not None:
             return self._modern
@@ -421,31 +399,3 @@ class Client(ServerFacing, Stateless, ClientMethods):
                 on_progress=on_progress,
             )
         return bytes(raw)
-
-    async def _renew_session(self, generation: int) -> None:
-        """Start a new session after the server ended ``generation``'s (HTTP 404;
-        ``basic/transports.mdx`` "Session Management": the client MUST start a new session
-        with a new ``InitializeRequest`` without a session id). Concurrent callers that
-        met the same expiry renew it once."""
-        async with self._renewing:
-            if self._generation == generation:
-                logger.info("the server ended the session; starting a new one")
-                await self._initialize()
-
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        """Send a notification.
-
-        Raises:
-            ConnectionClosedError: the connection ended.
-            MessageNotDelivered: the transport could not deliver it.
-        """
-        if self._endpoint is None:
-            raise ConnectionClosedError("the client is not connected")
-        generation = self._generation
-        try:
-            await self._endpoint.notify(method, params)
-        except SessionExpiredError:
-            if method == "notifications/initialized":
-                raise
-            await self._renew_session(generation)
-            await self._endpoint.notify(method, params)

@@ -39,12 +39,12 @@ class ServerFacing:
     _modern: ModernServer | None
     _requested_version: str
 
-    @property
-    def protocol_version(self) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by Client (a stub here would shadow it in the MRO)
 
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        raise NotImplementedError
+        @property
+        def protocol_version(self) -> str: ...
+
+        async def notify(self, method: str, params: Any = UNSET) -> None: ...
 
     async def set_roots(self, roots: RootsProvider) -> None:
         """Replace the client's roots and tell the server (``roots/list_changed``; on
