@@ -38,6 +38,7 @@ from ._fakemodern import (
     modern,
     tool_result,
 )
+from .test_spec_schema import validate
 
 pytestmark = pytest.mark.anyio
 LIMIT = 10.0
@@ -449,3 +450,44 @@ async def test_the_handshake_era_does_not_warn() -> None:
             with pytest.raises(RPCError):
                 await client.set_logging_level("info")  # the fake has no logging/setLevel
     assert fake.calls("logging/setLevel")
+
+
+# -- the wire -------------------------------------------------------------------------------
+
+
+async def test_every_request_validates_against_the_2026_schema() -> None:
+    """Discover, the list methods, reads, calls and their MRTR retries, as sent, are valid
+    ``ClientRequest`` messages of ``schema/2026-07-28/schema.json``."""
+
+    def call(params: dict[str, Any]) -> dict[str, Any]:
+        if "inputResponses" in params:
+            return tool_result("ok")
+        return {
+            "resultType": "input_required",
+            "inputRequests": {"who": FORM, "calc": SAMPLE, "where": ROOTS},
+            "requestState": "s",
+        }
+
+    routes = {
+        "tools/call": call,
+        "tools/list": lambda p: {"resultType": "complete", "tools": []},
+        "resources/read": lambda p: {"resultType": "complete", "contents": []},
+    }
+    options: dict[str, Any] = {
+        "elicitation": fill,
+        "sampling": model,
+        "roots": [Root(uri="file:///w")],
+        "client_info": Implementation(name="c", version="1"),
+    }
+    with anyio.fail_after(LIMIT), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        async with fake_client(modern(routes), **options) as (client, fake):
+            await client.set_logging_level("debug")
+            await client.list_tools()
+            await client.read_resource("x://y")
+            await client.call_tool("t", {"n": 1})
+            await client.ping()
+    assert len(fake.requests) == 6
+    for request in fake.requests:
+        validate(MODERN, "ClientRequest", request)
+        validate(MODERN, "JSONRPCRequest", request)
