@@ -192,7 +192,7 @@ async def test_the_stateless_era_only_refuses_a_legacy_server(answer: RPCError |
 async def test_handshake_only_never_probes() -> None:
     with anyio.fail_after(LIMIT):
         async with fake_client(legacy(None), era="handshake") as (client, fake):
-            assert client.era is None
+            assert client.era == "handshake"
     assert [r["method"] for r in fake.requests] == ["initialize"]
 
 
@@ -488,6 +488,8 @@ async def test_every_request_validates_against_the_2026_schema() -> None:
             await client.call_tool("t", {"n": 1})
             await client.ping()
     assert len(fake.requests) == 6
+    # 2026-07-28 has no roots/list_changed: the capability is an empty object.
+    assert fake.requests[0]["params"]["_meta"][CAPS]["roots"] == {}
     for request in fake.requests:
         validate(MODERN, "ClientRequest", request)
         validate(MODERN, "JSONRPCRequest", request)

@@ -277,7 +277,7 @@ class Client(ServerFacing, Handshake, Stateless, ClientMethods):
             if self._era_choice != "auto":
                 raise RemoteProtocolError(f"the server does not speak {self._era_choice}: {found}")
             logger.info("%s; using initialize", found)
-            self.era = "handshake"
+        self.era = "handshake"
         await self._initialize()
 
     async def __aexit__(
