@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
@@ -16,7 +17,7 @@ import anyio
 import pytest
 
 from mcpkit.client import Client, StdioTransport
-from mcpkit.exceptions import RemoteProtocolError, RPCError
+from mcpkit.exceptions import RemoteProtocolError, RequestTimeoutError, RPCError
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
 from mcpkit.transports._http_client_modern import encode_header_value, modern_headers
@@ -24,6 +25,7 @@ from mcpkit.types import TextContent
 
 from ._httpserver import running_server
 from .conftest import ROOT
+from .test_client_urls import Counting
 
 pytestmark = pytest.mark.anyio
 LIMIT: Final = 20.0
@@ -204,3 +206,29 @@ def test_which_requests_get_stateless_headers(
 ) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, **message}).encode()
     assert modern_headers(body) == headers
+
+
+async def test_a_timed_out_stateless_request_is_cancelled_by_closing_its_stream() -> None:
+    """2026-07-28 ``basic/patterns/cancellation.mdx``: over HTTP the client cancels by
+    closing the response stream (the server treats it as cancellation); it does not POST
+    ``notifications/cancelled``."""
+    server: Server = FIXTURES.build(stateless=True)
+    cancelled = threading.Event()
+
+    @server.tool()
+    async def hang() -> str:
+        """Never answers."""
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "unreachable"
+
+    counting = Counting(server.streamable_http_app())
+    with running_server(counting) as http, anyio.fail_after(LIMIT):
+        async with Client(http.url + "/mcp") as client:
+            with pytest.raises(RequestTimeoutError):
+                await client.call_tool("hang", timeout=0.3)
+            assert await anyio.to_thread.run_sync(cancelled.wait, LIMIT)
+            assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
+    assert counting.seen == [("POST", "/mcp")] * 3  # discover, hang, echo: no cancel POST
