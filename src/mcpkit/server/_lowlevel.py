@@ -43,6 +43,7 @@ from ..types import (
     method_spec,
 )
 from ._context import RequestContext
+from ._request_state import RequestStateSealer
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -120,6 +121,9 @@ class LowLevelServer:
             read result, and whether shared caches may (``"public"``) or only the same
             authorization context (``"private"``). The default, 0 ms and private, never
             lets a stale list be served.
+        request_state: seals the ``requestState`` of 2026-07-28 multi round-trip
+            requests (keys, lifetime, size bound, replay guard); give every process of a
+            deployment the same keys. Default: :class:`RequestStateSealer` ``()``.
     """
 
     def __init__(
@@ -138,6 +142,7 @@ class LowLevelServer:
         modern_versions: Sequence[str] = (V2026_07_28,),
         cache_ttl_ms: int = 0,
         cache_scope: CacheScope = "private",
+        request_state: RequestStateSealer | None = None,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -166,6 +171,14 @@ class LowLevelServer:
         self.sessions: set[ServerSession] = set()
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
+        self._request_state = request_state
+
+    @property
+    def request_state(self) -> RequestStateSealer:
+        """The sealer of multi round-trip states (created on first use)."""
+        if self._request_state is None:
+            self._request_state = RequestStateSealer()
+        return self._request_state
 
     # -- registration -------------------------------------------------------------------
 
