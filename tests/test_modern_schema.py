@@ -136,7 +136,7 @@ async def test_notifications_validate(everything: ModuleType) -> None:
 
 
 async def test_input_required_results_validate(everything: ModuleType) -> None:
-    capabilities = {"elicitation": {}, "sampling": {}, "roots": {}}
+    capabilities: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
     asks = [
         ("tools/call", "test_input_required_result_multiple_inputs", "CallToolResultResponse"),
         ("tools/call", "test_input_required_result_multi_round", "CallToolResultResponse"),
