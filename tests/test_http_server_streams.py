@@ -39,6 +39,11 @@ def call(rid: int, tool: str, **arguments: Any) -> bytes:
     return request(rid, "tools/call", {"name": tool, "arguments": arguments})
 
 
+def with_progress(rid: int) -> bytes:
+    params = {"name": "progress", "arguments": {}, "_meta": {"progressToken": "p"}}
+    return request(rid, "tools/call", params)
+
+
 async def wait_gate(name: str) -> None:
     assert await anyio.to_thread.run_sync(GATES.get(name).wait, 10), name
 
@@ -69,12 +74,13 @@ async def test_priming_event_only_for_2025_11_25(
     async with httpx.AsyncClient() as client:
         session = RawSession(client, http.url + "/mcp")
         await session.open(version=version)
-        async with session.stream(call(2, "progress")) as response:
+        # Progress makes the answer a stream (an instant answer is plain JSON).
+        async with session.stream(with_progress(2)) as response:
             first = await anext(aiter(events(response)))
         assert (first.data == b"" and first.id is not None) is primed
         if primed:
             # SEP-1699: the priming event carries the reconnection delay too.
-            raw = (await session.post(call(3, "progress"))).content
+            raw = (await session.post(with_progress(3))).content
             assert raw.startswith(b"id: ")
             assert b"\nretry: 1000\n" in raw.split(b"\n\n")[0] + b"\n"
 
@@ -86,6 +92,11 @@ async def test_answered_at_once_is_plain_json(http: RunningServer) -> None:
         response = await session.post(request(2, "ping"))
         assert response.headers["content-type"] == "application/json"
         assert response.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        # A tool that answers without waiting (its handler runs in a task of its own)
+        # and sends nothing before its answer: JSON too, no stream to set up.
+        response = await session.post(call(3, "progress"))
+        assert response.headers["content-type"] == "application/json"
+        assert response.json()["result"]["content"][0]["text"] == "progressed"
 
 
 # -- resumability ---------------------------------------------------------------------------
