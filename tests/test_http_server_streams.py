@@ -215,6 +215,7 @@ async def test_json_response_mode() -> None:
 
 async def test_stateless_mode() -> None:
     app = SERVER.streamable_http_app(stateless=True)
+    before = len(SERVER.sessions)
     with running_server(app) as http:
         url = http.url + "/mcp"
         async with httpx.AsyncClient() as client:
@@ -237,6 +238,11 @@ async def test_stateless_mode() -> None:
                 headers={**JSON_HEADERS, "mcp-protocol-version": "1.0"},
             )
             assert bad.status_code == 400
+            # Each POST's session ends with its answer (the server keeps none of them).
+            for n in range(20):
+                await client.post(url, content=call(10 + n, "echo", text="x"), headers=JSON_HEADERS)
+            assert len(SERVER.sessions) == before
+            assert not app.sessions
 
 
 async def test_sampling_on_the_post_stream(http: RunningServer) -> None:

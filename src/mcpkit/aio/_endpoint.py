@@ -188,6 +188,17 @@ class Endpoint:
             await self._close_channel()
         self._task_group = None
 
+    def detach_idle(self) -> bool:
+        """End an :meth:`attach`-ed endpoint at once if nothing runs on it (no handler in
+        flight, no call of ours pending), without closing its channel: the cheap end of a
+        session that lived for one fully answered HTTP request. Returns whether it ended;
+        if not, use :meth:`detach`."""
+        if self._handlers or self._waiters:
+            return False
+        self._closed.set()
+        self._task_group = None
+        return True
+
     async def run(self) -> None:
         """Serve until the peer closes the channel, then close it.
 

@@ -126,6 +126,18 @@ class HttpSession:
         else:
             self._task_group.start_soon(self._finish)
 
+    def close_idle(self) -> bool:
+        """Close at once, without a task, if nothing runs in the session (no handler, no
+        pending call, no stored events to drop): the end of a stateless POST's session.
+        Returns whether it closed; otherwise use :meth:`close`."""
+        if self.closed or self.id is not None or not self.endpoint.detach_idle():
+            return False
+        self.closed = True
+        self.server_session.server.sessions.discard(self.server_session)
+        self._release()
+        self._ended()
+        return True
+
     async def _finish(self) -> None:
         try:
             await self.endpoint.detach()
