@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Final
 import anyio
 import anyio.abc
 
-from ..aio import Endpoint, EventStore
+from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import FrameTooLarge
 from ..types import V2025_11_25
@@ -81,7 +81,7 @@ class HttpSession:
         self._next_stream = 1
         self._task_group: anyio.abc.TaskGroup | None = None
         #: Set once the session's work has stopped after :meth:`close`.
-        self.ended = anyio.Event()
+        self.ended = Flag()
         self.on_end: Callable[[HttpSession], None] | None = None
 
     @property

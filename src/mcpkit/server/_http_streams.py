@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 
+from ..aio import Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import encode_event, encode_retry
 from ._asgi import Sink
@@ -151,7 +152,7 @@ class Exchange:
         self.expected = -1
         self.finished = 0
         self.stream: SseStream | None = None
-        self.done = anyio.Event()
+        self.done = Flag()
         #: The handler asked to close the connection before the stream existed.
         self.closing = False
         self.close_retry: int | None = None
