@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
@@ -27,12 +26,6 @@ pytestmark = pytest.mark.anyio
 
 THREAD_TIMEOUT: Final = 10.0
 TIMEOUT: Final = 10.0
-
-
-@dataclass
-class Served:
-    url: str
-    stop: threading.Event
 
 
 @pytest.fixture
