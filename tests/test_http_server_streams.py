@@ -342,3 +342,30 @@ async def test_client_dropping_mid_stream_leaves_the_server_healthy(http: Runnin
         GATES.open("mid")
         deleted = await client.delete(session.url, headers=session.headers())
         assert deleted.status_code == 204
+
+
+async def test_without_lifespan_the_app_starts_its_work_on_the_first_request() -> None:
+    # Mounted where nobody runs its lifespan (a framework that does not forward it): the
+    # first request starts the background work, so sessions are still served and ended.
+    app = build_server().streamable_http_app()
+
+    async def no_lifespan(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await app(scope, receive, send)
+
+    with running_server(no_lifespan) as http, anyio.fail_after(10):
+        async with httpx.AsyncClient() as client:
+            session = RawSession(client, http.url + "/mcp")
+            await session.open()
+            answer = await session.post(call(2, "echo", text="lazy"))
+            assert messages_of(answer)[-1]["result"]["content"][0]["text"] == "lazy"
+            # Ending sessions needs that background work too: it finishes, and the id goes.
+            http.call(app.close_all)
+            http.run(app.wait_ended)
+            assert http.call(lambda: len(app.sessions)) == 0
+            expired = await session.post(call(3, "echo", text="late"))
+            assert expired.status_code == 404
