@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, cast, overload
 
 import anyio
 from msgspec import UNSET
 
 from ..aio import InboundRequest
-from ..exceptions import LocalProtocolError
+from ..exceptions import LocalProtocolError, MCPDeprecationWarning
 from ..types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
 __all__ = ["Elicitation", "RequestContext"]
 
 T = TypeVar("T")
+
+
+#: Inputs that 2026-07-28 deprecates (still served through multi round trips).
+_DEPRECATED_INPUTS: Final = {"sampling/createMessage": "sampling", "roots/list": "roots"}
 
 
 def _same(result: T) -> T:
@@ -175,9 +180,12 @@ class RequestContext:
             LocalProtocolError: ``level`` is not a logging level, or ``data`` is not JSON.
         """
         if self.modern is not None:
-            return await self.session.send_log(
+            sent = await self.session.send_log(
                 level, data, logger=logger, threshold=self.modern.log_level
             )
+            if sent:
+                self._deprecated("logging")
+            return sent
         return await self.session.send_log(level, data, logger=logger)
 
     @property
@@ -354,6 +362,9 @@ class RequestContext:
             return await _push_all(self.session, requests, timeout)
         for request in requests:
             check_modern(request, self.modern.client_capabilities)
+            self._deprecated(_DEPRECATED_INPUTS.get(request.method))
+            if getattr(request.params, "include_context", None) in ("thisServer", "allServers"):
+                self._deprecated("includeContext other than 'none'")
         if self._inputs is None:
             raise no_input(self.method)
         return self._inputs.resolve(requests)
@@ -471,6 +482,19 @@ class RequestContext:
         """
         [result] = await self.ask(self.roots(key=key), timeout=timeout)
         return cast(list[Root], result)
+
+    def _deprecated(self, feature: str | None) -> None:
+        """Warn (once per feature and server) that a 2026-07-28 request uses a feature
+        that revision deprecates (``deprecated.mdx``); it still works."""
+        if feature is None or feature in self.server.deprecations_warned:
+            return
+        self.server.deprecations_warned.add(feature)
+        warnings.warn(
+            f"{feature} is deprecated in MCP 2026-07-28 (it still works; see the "
+            "specification's deprecated.mdx): a handler used it for a 2026-07-28 request",
+            MCPDeprecationWarning,
+            stacklevel=4,
+        )
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification to the client.

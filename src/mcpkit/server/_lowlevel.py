@@ -172,6 +172,8 @@ class LowLevelServer:
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
         self._request_state = request_state
+        #: Deprecated 2026-07-28 features already warned about (once each per server).
+        self.deprecations_warned: set[str] = set()
 
     @property
     def request_state(self) -> RequestStateSealer:
