@@ -603,12 +603,10 @@ async def sleep(ctx: RequestContext, seconds: float) -> str:
         "required": ["region", "priority", "query"],
     },
 )
-async def test_custom_headers(
-    region: str, priority: int, query: str, verbose: bool | None = None
-) -> str:
+async def test_custom_headers(**arguments: Any) -> str:
     """Echo the arguments; on Streamable HTTP 2026-07-28 the server has already checked
     that the Mcp-Param-Region / -Priority / -Verbose headers match them."""
-    return _json({"region": region, "priority": priority, "verbose": verbose, "query": query})
+    return _json(arguments)
 
 
 # -- resources ------------------------------------------------------------------------------
