@@ -63,7 +63,18 @@ class _Answer(msgspec.Struct):
     error: _ErrorCode | None = None
 
 
+class _Target(msgspec.Struct):
+    name: Any = None
+    uri: Any = None
+
+
+class _Arguments(msgspec.Struct):
+    arguments: Any = None
+
+
 _ANSWER: Final = msgspec.json.Decoder(_Answer)
+_TARGET: Final = msgspec.json.Decoder(_Target)
+_ARGUMENTS: Final = msgspec.json.Decoder(_Arguments)
 
 
 def status_for(response: bytes) -> int:
@@ -109,17 +120,20 @@ class ModernExchange(Exchange):
 
 def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Headers) -> str | None:
     """Why the MCP headers do not match the body (SEP-2243), or ``None``."""
-    params: Any = None
-    if event.method in NAMED_METHODS and event.params is not None:
+    params: dict[str, Any] | None = None
+    mirrored: tuple[ParamHeader, ...] = ()
+    if event.method in NAMED_METHODS:
         try:
-            params = msgspec.json.decode(event.params)
+            # The name alone first: the arguments are decoded twice only for a tool that
+            # mirrors some of them.
+            target = _TARGET.decode(event.params or b"{}")
+            params = {"name": target.name, "uri": target.uri}
+            if event.method == "tools/call" and isinstance(target.name, str):
+                mirrored = server.param_headers(target.name)
+            if mirrored:
+                params["arguments"] = _ARGUMENTS.decode(event.params or b"{}").arguments
         except msgspec.DecodeError:
             return None  # the params decoder reports malformed params
-    if not isinstance(params, dict):
-        params = None
-    mirrored: tuple[ParamHeader, ...] = ()
-    if event.method == "tools/call" and params is not None and isinstance(params.get("name"), str):
-        mirrored = server.param_headers(params["name"])
     # One header twice is ambiguous: a proxy may read one copy and the server the other.
     # Unrecognized Mcp-Param-* headers are ignored, repeated or not ("Server Behavior for
     # Custom Headers").
