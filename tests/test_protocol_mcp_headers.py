@@ -9,7 +9,7 @@ import base64
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mcpkit.exceptions import LocalProtocolError, RemoteProtocolError
@@ -111,13 +111,16 @@ def test_encode_then_decode_is_identity(value: str) -> None:
     assert encoded == encoded.strip()
 
 
-@given(st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1))
-@settings(max_examples=300)
+@given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E)))
+@settings(max_examples=500)
 def test_plain_ascii_stays_unencoded(value: str) -> None:
-    if value.startswith("=?base64?") and value.endswith("?="):
-        return  # the one plain shape that must be encoded (covered by the table)
+    # Visible ASCII with inner spaces: everything but the sentinel's own shape and values
+    # with a space at either end (those are encoded, see the table).
+    assume(value == value.strip(" "))
+    assume(not (value.startswith("=?base64?") and value.endswith("?=")))
     assert not needs_encoding(value)
     assert encode_header_value(value) == value
+    assert decode_header_value(value) == value
 
 
 @pytest.mark.parametrize(
