@@ -201,6 +201,8 @@ EXTRA_TOOLS = {
     "test_input_required_result_multi_round",
     "test_input_required_result_tampered_state",
     "test_input_required_result_capabilities",
+    # For http-custom-header-server-validation (x-mcp-header, SEP-2243).
+    "test_custom_headers",
 }
 ROOTS = [Root(uri="file:///workspace", name="workspace")]
 
