@@ -198,6 +198,11 @@ def check_modern_wire(summary: Summary, *, errors: int = MODERN_PLAN_ERRORS) -> 
     assert len([m for m in inbound if "error" in m]) == errors, summary.dump()
 
 
+def other_client_errors(summary: Summary) -> list[str]:
+    """What the SDK reported through ``onerror``, late progress aside."""
+    return [error for error in summary["clientErrors"] if late_progress(error) is None]
+
+
 def check_progress_sent(summary: Summary) -> None:
     """Progress before the response; what the SDK dropped (read in the same chunk as the
     response, as v1 did: typescript-sdk#2580) went to ``onerror``, nothing else did."""
@@ -217,9 +222,8 @@ def check_progress_sent(summary: Summary) -> None:
     sent = [(inbound[i]["params"]["progress"], inbound[i]["params"]["total"]) for i in positions]
     assert sent == [(0, 100), (50, 100), (100, 100)]
     delivered = [(u["progress"], u["total"]) for u in summary.step(2)["progressUpdates"]]
-    late = [late_progress(error) for error in summary["clientErrors"]]
-    assert None not in late, summary["clientErrors"]
-    late_sent = [(n["params"]["progress"], n["params"]["total"]) for n in late if n is not None]
+    late = [n for n in map(late_progress, summary["clientErrors"]) if n is not None]
+    late_sent = [(n["params"]["progress"], n["params"]["total"]) for n in late]
     assert delivered + late_sent == sent
 
 
@@ -233,6 +237,7 @@ async def test_ts2_client_settles_on_2026_over_stdio(
     check_modern_wire(summary)
     check_modern_steps(summary)
     check_progress_sent(summary)
+    assert other_client_errors(summary) == []
     if probe == "in-place":
         # The probe is the first message on the session's own pipe, answered as 2026.
         first_out, first_in = summary["wire"][0][1], summary["wire"][1][1]
@@ -300,11 +305,11 @@ async def test_ts2_client_input_from_the_client_on_2026(node: str, anyio_backend
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-@pytest.mark.parametrize("mode", ["sse", "json"])
+@pytest.mark.parametrize("mode", list(v1_http.MODES))
 @pytest.mark.anyio
 async def test_ts2_client_settles_on_2026_over_http(node: str, mode: str) -> None:
     argv = [sys.executable, "-m", "mcpkit", "run", str(EVERYTHING), "--transport", "http"]
-    argv += ["--port", "0", *(["--json-response"] if mode == "json" else [])]
+    argv += ["--port", "0", *v1_http.MODES[mode]]
     # The v2 client turns a 404 into an SdkError without reading the JSON-RPC error in its
     # body (-32601, which 2026-07-28 sends with 404: basic/transports/streamable-http.mdx).
     listen = {**MODERN_PLAN[LISTEN], "expectSdkError": True}
@@ -322,9 +327,11 @@ async def test_ts2_client_settles_on_2026_over_http(node: str, mode: str) -> Non
     assert server.stderr == [line], server.describe()
     check_modern_wire(summary, errors=MODERN_PLAN_ERRORS - 1)
     check_modern_steps(summary)
+    check_progress_sent(summary)
     error = summary.step(LISTEN)["error"]
     assert (error["code"], error["data"]["status"]) == ("CLIENT_HTTP_NOT_IMPLEMENTED", 404)
     assert json.loads(error["data"]["text"])["error"]["code"] == -32601
+    assert other_client_errors(summary) == [error["message"]]  # also through onerror
     # 2026-07-28 Streamable HTTP: POST only, no session, and the headers mirror the body.
     requests = summary["http"]["requests"]
     assert {r["method"] for r in requests} == {"POST"}, requests
