@@ -8,10 +8,12 @@ on the 2026-07-28 revision, through real subprocesses:
   2026-07-28 (no ``initialize``); then every request carries the ``_meta`` envelope and
   every result ``resultType``. Its default mode (``'legacy'``) still runs the handshake.
 * raw 2026-07-28 JSON-RPC from Python drives ``tests/interop_ts2/server.mjs`` (``McpServer``
-  under ``serveStdio``), checking what mcpkit expects of a 2026 peer: ``server/discover``,
-  ``resultType`` and ``serverInfo`` on results, the envelope errors, multi round-trip
-  (``input_required``) results, log opt-in, request-scoped progress. One deviation of the
-  TS server from the spec is pinned by :func:`test_ts2_server_ignores_unsupported_version`.
+  under ``serveStdio``, and under ``createMcpHandler`` over HTTP on 127.0.0.1), checking
+  what mcpkit expects of a 2026 peer: ``server/discover``, ``resultType`` and ``serverInfo``
+  on results, the envelope errors, multi round-trip (``input_required``) results, log
+  opt-in, request-scoped progress, and over HTTP the header checks and status codes. One
+  deviation of the TS server from the spec is pinned by
+  :func:`test_ts2_server_ignores_unsupported_version`.
 
 Node and its modules come from the venv (``make test`` installs both), as for the v1 SDK
 tests, whose helpers are reused here. Python-side async runs on asyncio and trio; the
@@ -30,6 +32,7 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+import httpx
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -557,3 +560,172 @@ def test_ts2_dir_is_installed_like_the_others() -> None:
     package = json.loads((TS2_DIR / "package.json").read_text(encoding="utf-8"))
     assert all(not version.startswith(("^", "~")) for version in package["dependencies"].values())
     assert Path(TS2_DIR / "package-lock.json").is_file()
+
+
+# -- 3. raw 2026-07-28 Streamable HTTP against the v2 server --------------------------------
+
+
+def http_headers(method: str, params: dict[str, Any], **overrides: str | None) -> dict[str, str]:
+    """The headers a 2026-07-28 POST carries (``basic/transports/streamable-http.mdx``),
+    derived from the body as a client must, then ``overrides`` (None: left out)."""
+    headers: dict[str, str | None] = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": params.get("_meta", {}).get(PROTOCOL_VERSION),
+        "mcp-method": method,
+        "mcp-name": params.get("name", params.get("uri")),
+    }
+    headers.update({name.replace("_", "-"): value for name, value in overrides.items()})
+    return {name: value for name, value in headers.items() if value is not None}
+
+
+def no_capabilities() -> dict[str, Any]:
+    return envelope(**{CLIENT_CAPABILITIES: {}})
+
+
+#: (case, method, params, header overrides, HTTP status, JSON-RPC error code or None).
+HTTP_CASES: Final[list[tuple[str, str, dict[str, Any], dict[str, str | None], int, int | None]]] = [
+    ("discover", "server/discover", {"_meta": envelope()}, {}, 200, None),
+    (
+        "call",
+        "tools/call",
+        {"name": "echo", "arguments": {"text": "x"}, "_meta": envelope()},
+        {},
+        200,
+        None,
+    ),
+    ("read", "resources/read", {"uri": "test://greeting", "_meta": envelope()}, {}, 200, None),
+    # A handler's -32602 comes with 200 here (mcpkit answers 400; the spec names no status).
+    ("unknown tool", "tools/call", {"name": "nope", "_meta": envelope()}, {}, 200, -32602),
+    (
+        "unknown resource",
+        "resources/read",
+        {"uri": "test://nope", "_meta": envelope()},
+        {},
+        200,
+        -32602,
+    ),
+    ("removed method", "ping", {"_meta": envelope()}, {}, 404, -32601),
+    ("no Mcp-Method", "tools/list", {"_meta": envelope()}, {"mcp_method": None}, 400, -32020),
+    (
+        "Mcp-Method differs",
+        "tools/list",
+        {"_meta": envelope()},
+        {"mcp_method": "tools/call"},
+        400,
+        -32020,
+    ),
+    (
+        "no Mcp-Name",
+        "tools/call",
+        {"name": "echo", "_meta": envelope()},
+        {"mcp_name": None},
+        400,
+        -32020,
+    ),
+    (
+        "Mcp-Name differs",
+        "tools/call",
+        {"name": "echo", "_meta": envelope()},
+        {"mcp_name": "x"},
+        400,
+        -32020,
+    ),
+    (
+        "version header differs",
+        "tools/list",
+        {"_meta": envelope()},
+        {"mcp_protocol_version": "2025-11-25"},
+        400,
+        -32020,
+    ),
+    (
+        "unsupported version",
+        "tools/list",
+        {"_meta": envelope(**{PROTOCOL_VERSION: "2099-01-01"})},
+        {},
+        400,
+        -32022,
+    ),
+    ("no clientCapabilities", "tools/list", {"_meta": {PROTOCOL_VERSION: MODERN}}, {}, 400, -32602),
+    (
+        "elicitation not declared",
+        "tools/call",
+        {"name": "confirm", "arguments": {"env": "x"}, "_meta": no_capabilities()},
+        {},
+        400,
+        -32021,
+    ),
+]
+
+
+@asynccontextmanager
+async def ts2_http_server(node: str) -> AsyncIterator[str]:
+    """``server.mjs --http`` on 127.0.0.1; the endpoint's URL. Ends with its stdin."""
+    argv = [node, str(TS2_SERVER), "--http"]
+    async with v1_http.child_process(
+        argv, "server.mjs --http", follow="stdout", stop=v1_http.end_stdin
+    ) as child:
+        with anyio.fail_after(TIMEOUT):
+            event = json.loads(await child.next_line())
+        assert event["event"] == "listening", event
+        yield f"http://127.0.0.1:{event['port']}/mcp"
+    assert child.exit_status == 0, child.describe()
+
+
+def sse_messages(body: str) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an SSE body (its ``data:`` lines, one per event here)."""
+    return [
+        json.loads(line.removeprefix("data:").strip())
+        for line in body.splitlines()
+        if line.startswith("data:")
+    ]
+
+
+@pytest.mark.anyio
+async def test_ts2_http_server_statuses_and_errors(node: str) -> None:
+    async with ts2_http_server(node) as url, httpx.AsyncClient(timeout=TIMEOUT) as http:
+        for index, (case, method, params, overrides, status, code) in enumerate(HTTP_CASES):
+            body = {"jsonrpc": "2.0", "id": index, "method": method, "params": params}
+            headers = http_headers(method, params, **overrides)
+            with anyio.fail_after(TIMEOUT):
+                response = await http.post(url, json=body, headers=headers)
+            assert (response.status_code, response.headers["content-type"]) == (
+                status,
+                "application/json",
+            ), (case, response.text)
+            answer = response.json()
+            if code is None:
+                complete(answer)
+            else:
+                assert answer["error"]["code"] == code, (case, answer)
+        for verb in ("GET", "DELETE"):  # 2026-07-28: POST only
+            with anyio.fail_after(TIMEOUT):
+                response = await http.request(verb, url, headers={"accept": "text/event-stream"})
+            assert response.status_code == 405, verb
+
+
+@pytest.mark.anyio
+async def test_ts2_http_server_streams_and_round_trips(node: str) -> None:
+    """Progress upgrades the answer to an SSE stream scoped to the request (notifications,
+    then the response); a multi round trip is two independent POSTs."""
+    async with ts2_http_server(node) as url, httpx.AsyncClient(timeout=TIMEOUT) as http:
+
+        async def post(params: dict[str, Any], method: str = "tools/call") -> httpx.Response:
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            with anyio.fail_after(TIMEOUT):
+                return await http.post(url, json=body, headers=http_headers(method, params))
+
+        meta = envelope(progressToken="p-1")
+        response = await post({"name": "progress", "arguments": {"steps": 2}, "_meta": meta})
+        assert response.headers["content-type"].startswith("text/event-stream"), response.text
+        *notifications, answer = sse_messages(response.text)
+        assert [n["params"]["progress"] for n in notifications] == [1, 2]
+        assert text_of(complete(answer)) == "done"
+
+        call = {"name": "confirm", "arguments": {"env": "prod"}, "_meta": envelope()}
+        asked = (await post(call)).json()["result"]
+        assert asked["resultType"] == "input_required"
+        accepted = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+        retry = {**call, "inputResponses": accepted, "requestState": asked["requestState"]}
+        assert text_of(complete((await post(retry)).json())) == "deployed to prod"

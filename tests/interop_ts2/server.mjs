@@ -1,9 +1,13 @@
-// An MCP server written with the TypeScript SDK v2 (`@modelcontextprotocol/server`:
-// `McpServer` served by `serveStdio`, which picks the era from the opening message), for
-// tests/test_interop_typescript_v2.py: the test speaks raw 2026-07-28 JSON-RPC to it over
-// its stdin/stdout, one JSON message per line.
+// An MCP server written with the TypeScript SDK v2 (`@modelcontextprotocol/server`), for
+// tests/test_interop_typescript_v2.py, which speaks raw 2026-07-28 JSON-RPC to it:
 //
-//     node tests/interop_ts2/server.mjs
+//     node tests/interop_ts2/server.mjs           stdio: `serveStdio`, which picks the era
+//                                                 from the opening message; one JSON
+//                                                 message per line on stdin/stdout
+//     node tests/interop_ts2/server.mjs --http    Streamable HTTP: `createMcpHandler` (its
+//                                                 web-standard fetch handler) on node's http
+//                                                 module, 127.0.0.1, port 0, endpoint /mcp;
+//                                                 prints {"event": "listening", "port": N}
 //
 // It offers, in both eras:
 //   tools      echo {text}            the text back
@@ -17,9 +21,12 @@
 //   resource   test://greeting        text/plain "hello from ts2"
 //   prompt     greet {name}           one user message "Hello, NAME!"
 //
-// It exits when its stdin ends.
+// It exits when its stdin ends (over HTTP too).
 
-import { McpServer, acceptedContent, inputRequired } from '@modelcontextprotocol/server';
+import { createServer as createHttpServer } from 'node:http';
+import { Readable } from 'node:stream';
+
+import { McpServer, acceptedContent, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
 
@@ -93,4 +100,54 @@ function createServer() {
     return server;
 }
 
-serveStdio(createServer, { onerror: error => process.stderr.write(`server.mjs: ${error?.stack ?? error}\n`) });
+function reportError(error) {
+    process.stderr.write(`server.mjs: ${error?.stack ?? error}\n`);
+}
+
+/** Serve `handler.fetch` (web-standard Request -> Response) on node's http module. */
+function serveHttp(handler) {
+    const server = createHttpServer(async (req, res) => {
+        // The client going away aborts the exchange (2026-07-28: that cancels the request).
+        const gone = new AbortController();
+        res.on('close', () => gone.abort());
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(req.headers)) {
+            for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+        }
+        const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+        try {
+            const response = await handler.fetch(
+                new Request(`http://${req.headers.host}${req.url}`, {
+                    method: req.method,
+                    headers,
+                    body: hasBody ? Readable.toWeb(req) : undefined,
+                    duplex: 'half',
+                    signal: gone.signal
+                })
+            );
+            res.writeHead(response.status, [...response.headers]);
+            if (response.body) {
+                for await (const chunk of response.body) res.write(chunk);
+            }
+            res.end();
+        } catch (error) {
+            reportError(error);
+            res.destroy();
+        }
+    });
+    server.listen(0, '127.0.0.1', () => {
+        process.stdout.write(`${JSON.stringify({ event: 'listening', port: server.address().port })}\n`);
+    });
+    process.stdin.on('end', () => {
+        server.close();
+        server.closeAllConnections();
+        handler.close?.();
+    });
+    process.stdin.resume();
+}
+
+if (process.argv.includes('--http')) {
+    serveHttp(createMcpHandler(createServer, { onerror: reportError }));
+} else {
+    serveStdio(createServer, { onerror: reportError });
+}
