@@ -22,6 +22,7 @@ HTTP server (uvicorn) on asyncio only.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -289,22 +290,100 @@ async def test_ts2_client_default_mode_keeps_the_handshake(node: str, anyio_back
     assert summary["serverExit"] == {"code": 0, "signal": None}
 
 
+#: The elicitation answer of the MRTR plan: one object filling every form it is asked.
+ELICITED: Final = {"name": "ada", "ok": True, "color": "blue", "context": "tests"}
+ROOTS: Final = [{"uri": "file:///workspace", "name": "workspace"}]
+#: (step, the text of its complete result, the client handlers it ran in order).
+MRTR_PLAN: Final = [
+    (call("test_input_required_result_elicitation"), "Hello, ada!", ["elicitation/create"]),
+    (
+        call("test_input_required_result_sampling"),
+        "Sampling result: sampled: What is the capital of France?",
+        ["sampling/createMessage"],
+    ),
+    (call("test_input_required_result_list_roots"), "Found 1 root(s)", ["roots/list"]),
+    (
+        call("test_input_required_result_multiple_inputs"),
+        "Name: ada; Greeting: sampled: Generate a greeting; Roots: 1",
+        ["elicitation/create", "sampling/createMessage", "roots/list"],
+    ),
+    (
+        call("test_input_required_result_multi_round"),
+        "Multi-round complete for ada who likes blue",
+        ["elicitation/create", "elicitation/create"],
+    ),
+    (
+        call("test_input_required_result_request_state"),
+        "state-ok: requestState validated",
+        ["elicitation/create"],
+    ),
+    # The handshake-era tool: the same ctx.elicit, now a round trip.
+    (
+        call("test_elicitation", message="Who?"),
+        "User response: action=accept, content=" + json.dumps(ELICITED, separators=(",", ":")),
+        ["elicitation/create"],
+    ),
+    (
+        {"op": "getPrompt", "name": "test_input_required_result_prompt"},
+        "Prompt with context: tests",
+        ["elicitation/create"],
+    ),
+]
+
+
 @pytest.mark.anyio
-async def test_ts2_client_input_from_the_client_on_2026(node: str, anyio_backend: str) -> None:
-    """Elicitation on 2026-07-28: the request cannot reach the client as a server-to-client
-    request (``basic/patterns/mrtr.mdx``), so a tool asking for input gets an error (it
-    reports it as a tool error) and the SDK's handler never runs."""
-    plan = {
-        "client": {"elicitation": {"username": "ada", "email": "a@b.c"}},
-        "steps": [call("test_elicitation", message="Who?")],
-    }
-    summary = await run_ts2_client(node, plan, stdio_server(anyio_backend))
+async def test_ts2_client_fulfils_input_required_results(node: str, anyio_backend: str) -> None:
+    """Multi round-trip requests (``basic/patterns/mrtr.mdx``): mcpkit answers with
+    ``input_required``, the SDK runs its elicitation/sampling/roots handlers, and retries
+    on a fresh id with ``inputResponses`` and the ``requestState`` echoed byte for byte,
+    until the result is complete. No server-to-client request ever crosses the pipe."""
+    summary = await run_ts2_client(node, MRTR_CLIENT_PLAN, stdio_server(anyio_backend))
+    check_mrtr(summary)
+    assert summary["serverExit"] == {"code": 0, "signal": None}
+
+
+MRTR_CLIENT_PLAN: Final = {
+    "client": {"elicitation": ELICITED, "sampling": "sampled", "roots": ROOTS},
+    "steps": [step for step, _, _ in MRTR_PLAN],
+}
+
+
+def check_mrtr(summary: Summary) -> None:
+    """The complete results of :data:`MRTR_PLAN`, the handlers the SDK ran, and every
+    retry on the wire: a fresh id, the same request, the answers under the keys asked,
+    ``requestState`` echoed byte for byte."""
     assert summary["era"] == "modern"
-    result = summary.step(0)["result"]
-    assert result["isError"] is True, result
-    assert "multi round-trip requests are not implemented" in result["content"][0]["text"]
-    assert summary["handled"] == []
-    assert not [m for m in summary.inbound() if "method" in m and "id" in m]
+    for index, (_, text, _) in enumerate(MRTR_PLAN):
+        result = summary.step(index)["result"]
+        if "messages" in result:
+            [message] = result["messages"]
+            assert message["content"]["text"] == text
+        else:
+            assert text_of(result) == text
+    assert summary["handled"] == [method for _, _, handled in MRTR_PLAN for method in handled]
+    inbound = summary.inbound()
+    assert not [m for m in inbound if "method" in m and "id" in m], summary.dump()
+    answers = {m["id"]: m["result"] for m in inbound if "result" in m}
+    requests = [
+        m
+        for direction, m in summary["wire"]
+        if direction == "out" and "id" in m and m["method"] != "server/discover"
+    ]
+    ids = [m["id"] for m in requests]
+    assert len(ids) == len(set(ids)), "every retry has a fresh id"
+    for previous, retry in itertools.pairwise(requests):
+        asked = answers[previous["id"]]
+        if asked["resultType"] != "input_required":
+            assert "inputResponses" not in retry["params"], retry
+            continue
+        assert retry["method"] == previous["method"]
+        assert retry["params"]["name"] == previous["params"]["name"]
+        assert retry["params"]["requestState"] == asked["requestState"]
+        assert retry["params"]["inputResponses"].keys() == asked["inputRequests"].keys()
+        assert retry["params"]["_meta"][PROTOCOL_VERSION] == MODERN
+    rounds = [answers[m["id"]]["resultType"] for m in requests]
+    assert rounds.count("complete") == len(MRTR_PLAN), rounds
+    assert rounds.count("input_required") == len(MRTR_PLAN) + 1, rounds  # multi_round: 2
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -346,6 +425,26 @@ async def test_ts2_client_settles_on_2026_over_http(node: str, mode: str) -> Non
     # Errors are 400 (invalid params, missing capability) or 404 (unknown method).
     statuses = sorted(r["status"] for r in requests if r["status"] != 200)
     assert statuses == [400, 400, 400, 400, 404], requests
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("mode", list(v1_http.MODES))
+@pytest.mark.anyio
+async def test_ts2_client_fulfils_input_required_results_over_http(node: str, mode: str) -> None:
+    """The same rounds over Streamable HTTP: each round is its own POST, so they need no
+    session (stateless included)."""
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EVERYTHING), "--transport", "http"]
+    argv += ["--port", "0", *v1_http.MODES[mode]]
+    async with v1_http.child_process(
+        argv, "mcpkit run", follow="stderr", stop=v1_http.interrupt
+    ) as server:
+        with anyio.fail_after(TIMEOUT):
+            line = await server.next_line()
+        url = line.rsplit(" on ", 1)[1].strip()
+        summary = await run_ts2_client(node, MRTR_CLIENT_PLAN, [url])
+    assert server.stderr == [line], server.describe()
+    check_mrtr(summary)
+    assert summary["clientErrors"] == []
 
 
 # -- 2. raw 2026-07-28 JSON-RPC against the v2 server ---------------------------------------
