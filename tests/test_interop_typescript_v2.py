@@ -447,6 +447,65 @@ async def test_ts2_client_fulfils_input_required_results_over_http(node: str, mo
     assert summary["clientErrors"] == []
 
 
+#: A call the SDK cancels (its AbortSignal fires at the first progress update) while the
+#: tool sleeps, then another call.
+CANCEL_PLAN: Final = [
+    {**call("sleep", seconds=30), "abortOnProgress": True, "expectSdkError": True},
+    call("echo", text="after"),
+]
+
+
+def check_cancelled(summary: Summary, *, over_http: bool) -> None:
+    """Cancellation (``basic/utilities/cancellation.mdx``): over stdio the SDK sends
+    ``notifications/cancelled`` with the envelope; over HTTP it closes the request's
+    stream and sends nothing. Either way mcpkit never answers the request, and its
+    progress stops before the next call is answered."""
+    [sleep] = [m for m in summary.outbound("tools/call") if m["params"]["name"] == "sleep"]
+    [echo] = [m for m in summary.outbound("tools/call") if m["params"]["name"] == "echo"]
+    inbound = summary.inbound()
+    assert not [m for m in inbound if "method" not in m and m.get("id") == sleep["id"]]
+    token = sleep["params"]["_meta"]["progressToken"]
+    progress = [
+        i
+        for i, m in enumerate(inbound)
+        if m.get("method") == "notifications/progress" and m["params"]["progressToken"] == token
+    ]
+    assert progress, "the tool was running when it was cancelled"
+    assert max(progress) < summary.answer_index(echo["id"]), summary.dump()
+    assert text_of(summary.step(1)["result"]) == "after"
+    cancelled = summary.outbound("notifications/cancelled")
+    if over_http:
+        assert cancelled == []
+        return
+    [notification] = cancelled
+    assert notification["params"]["requestId"] == sleep["id"]
+    assert notification["params"]["_meta"][PROTOCOL_VERSION] == MODERN
+
+
+@pytest.mark.anyio
+async def test_ts2_client_cancels_over_stdio(node: str, anyio_backend: str) -> None:
+    summary = await run_ts2_client(node, {"steps": CANCEL_PLAN}, stdio_server(anyio_backend))
+    check_cancelled(summary, over_http=False)
+    # Exit status 0 within the SDK's grace period: nothing kept the 30 s sleep running.
+    assert summary["serverExit"] == {"code": 0, "signal": None}
+    assert summary["serverStderr"] == ""
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_ts2_client_cancels_over_http(node: str) -> None:
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EVERYTHING), "--transport", "http"]
+    async with v1_http.child_process(
+        [*argv, "--port", "0"], "mcpkit run", follow="stderr", stop=v1_http.interrupt
+    ) as server:
+        with anyio.fail_after(TIMEOUT):
+            line = await server.next_line()
+        url = line.rsplit(" on ", 1)[1].strip()
+        summary = await run_ts2_client(node, {"steps": CANCEL_PLAN}, [url])
+    assert server.stderr == [line], server.describe()
+    check_cancelled(summary, over_http=True)
+
+
 # -- 2. raw 2026-07-28 JSON-RPC against the v2 server ---------------------------------------
 
 

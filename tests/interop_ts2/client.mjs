@@ -26,7 +26,8 @@
 //                 {"op": "getPrompt", "name": N, "arguments": {...}} | {"op": "discover"} |
 //                 {"op": "setLoggingLevel", "level": L} | {"op": "ping"} |
 //                 {"op": "listen", "filter": {...}}
-//                 and optionally "expectError": CODE (the JSON-RPC error the step must get)
+//                 and optionally "abortOnProgress": true (a callTool aborted through its
+//                 AbortSignal at its first progress update: the SDK cancels the request), "expectError": CODE (the JSON-RPC error the step must get)
 //                 or "expectSdkError": true (the SDK must refuse it locally, no code).
 //
 //   summary    {era, protocolVersion, discover, serverInfo, capabilities, instructions,
@@ -150,7 +151,14 @@ async function runStep(client, step) {
             return { result: await client.listTools(undefined, { ...options, cacheMode: 'bypass' }) };
         case 'callTool': {
             const progressUpdates = [];
-            if (step.progress) options.onprogress = update => progressUpdates.push(update);
+            const abort = new AbortController();
+            if (step.progress || step.abortOnProgress) {
+                options.onprogress = update => {
+                    progressUpdates.push(update);
+                    if (step.abortOnProgress) abort.abort('cancelled by the test');
+                };
+            }
+            if (step.abortOnProgress) options.signal = abort.signal;
             const params = { name: step.name, arguments: step.arguments ?? {} };
             if (step.meta !== undefined) params._meta = step.meta;
             return { result: await client.callTool(params, options), progressUpdates };
