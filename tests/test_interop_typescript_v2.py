@@ -129,13 +129,23 @@ MODERN_PLAN: Final = [
     {"op": "readResource", "uri": "test://no-such-resource", "expectError": -32602},
     # Sampling not declared: -32021 naming the capability (basic/patterns/mrtr.mdx).
     {**call("test_missing_capability"), "expectError": -32021},
-    # Removed in 2026-07-28: the SDK refuses them itself, nothing is sent.  # 10
-    {"op": "setLoggingLevel", "level": "debug", "expectSdkError": True},
+    # Removed in 2026-07-28: the SDK refuses them itself, nothing is sent.
+    {"op": "setLoggingLevel", "level": "debug", "expectSdkError": True},  # 10
     {"op": "ping", "expectSdkError": True},
     # mcpkit does not serve subscriptions/listen yet: -32601, the connection unharmed.
     {"op": "listen", "filter": {"toolsListChanged": True}, "expectError": -32601},
     {"op": "discover"},
     call("echo", text="still here"),
+    {"op": "listResourceTemplates"},  # 15
+    {"op": "listPrompts"},
+    {"op": "readResource", "uri": "test://template/7/data"},
+    {"op": "readResource", "uri": "test://static-binary"},
+    call("test_error_handling"),
+    {
+        "op": "complete",
+        "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+        "argument": {"name": "arg1", "value": "a"},
+    },
 ]
 
 
@@ -168,6 +178,15 @@ def check_modern_steps(summary: Summary) -> None:
     )
     assert steps[13]["result"]["supportedVersions"][0] == MODERN
     assert text_of(steps[14]["result"]) == "still here"
+    [template] = steps[15]["result"]["resourceTemplates"]
+    assert template["uriTemplate"] == "test://template/{id}/data"
+    assert "test_prompt_with_arguments" in {p["name"] for p in steps[16]["result"]["prompts"]}
+    [data] = steps[17]["result"]["contents"]
+    assert json.loads(data["text"])["id"] == "7"
+    [blob] = steps[18]["result"]["contents"]
+    assert (blob["mimeType"], "blob" in blob) == ("image/png", True)
+    assert steps[19]["result"]["isError"] is True
+    assert steps[20]["result"]["completion"]["values"] == []
 
 
 #: The ``subscriptions/listen`` step of :data:`MODERN_PLAN`.

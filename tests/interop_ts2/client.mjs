@@ -24,6 +24,8 @@
 //     STEP        {"op": "listTools"} | {"op": "callTool", "name": N, "arguments": {...},
 //                 "progress": true?, "meta": {...}?} | {"op": "readResource", "uri": U} |
 //                 {"op": "getPrompt", "name": N, "arguments": {...}} | {"op": "discover"} |
+//                 {"op": "listResourceTemplates"} | {"op": "listPrompts"} |
+//                 {"op": "complete", "ref": {...}, "argument": {"name": A, "value": V}} |
 //                 {"op": "setLoggingLevel", "level": L} | {"op": "ping"} |
 //                 {"op": "listen", "filter": {...}}
 //                 and optionally "abortOnProgress": true (a callTool aborted through its
@@ -167,6 +169,12 @@ async function runStep(client, step) {
             return { result: await client.readResource({ uri: step.uri }, { ...options, cacheMode: 'bypass' }) };
         case 'getPrompt':
             return { result: await client.getPrompt({ name: step.name, arguments: step.arguments ?? {} }, options) };
+        case 'listResourceTemplates':
+            return { result: await client.listResourceTemplates(undefined, { ...options, cacheMode: 'bypass' }) };
+        case 'listPrompts':
+            return { result: await client.listPrompts(undefined, { ...options, cacheMode: 'bypass' }) };
+        case 'complete':
+            return { result: await client.complete({ ref: step.ref, argument: step.argument }, options) };
         case 'discover':
             return { result: await client.discover(options) };
         case 'setLoggingLevel':
