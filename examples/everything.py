@@ -26,6 +26,13 @@ mcpkit extras, not called by the harness: ``test_list_roots`` (the client's root
 ``test_watched_resource_update`` (changes test://watched-resource and notifies subscribers),
 and the tools of ``echo.py``: ``echo {text}``, ``blob {size}``, ``sleep {seconds}``.
 
+2026-07-28 multi round-trip tools (scenarios ``input-required-result-*``), which ask with the
+same ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` / ``ctx.ask`` in both eras::
+
+    test_input_required_result_{elicitation,sampling,list_roots,request_state,
+    multiple_inputs,multi_round,tampered_state,capabilities}; prompt
+    test_input_required_result_prompt
+
 Resources: test://static-text, test://static-binary, the template test://template/{id}/data
 and test://watched-resource (subscribable). Prompts: test_simple_prompt,
 test_prompt_with_arguments {arg1, arg2}, test_prompt_with_embedded_resource {resourceUri},
@@ -569,6 +576,39 @@ async def sleep(ctx: RequestContext, seconds: float) -> str:
     return f"slept {seconds:g} s"
 
 
+# -- tools: custom HTTP headers (2026-07-28, SEP-2243) --------------------------------------
+
+
+@server.tool(
+    input_schema={
+        "type": "object",
+        "properties": {
+            "region": {
+                "type": "string",
+                "description": "Mirrored into Mcp-Param-Region",
+                "x-mcp-header": "Region",
+            },
+            "priority": {
+                "type": "integer",
+                "description": "Mirrored into Mcp-Param-Priority (compared numerically)",
+                "x-mcp-header": "Priority",
+            },
+            "verbose": {
+                "type": "boolean",
+                "description": "Mirrored into Mcp-Param-Verbose when given",
+                "x-mcp-header": "Verbose",
+            },
+            "query": {"type": "string", "description": "Not mirrored"},
+        },
+        "required": ["region", "priority", "query"],
+    },
+)
+async def test_custom_headers(**arguments: Any) -> str:
+    """Echo the arguments; on Streamable HTTP 2026-07-28 the server has already checked
+    that the Mcp-Param-Region / -Priority / -Verbose headers match them."""
+    return _json(arguments)
+
+
 # -- resources ------------------------------------------------------------------------------
 
 
@@ -628,6 +668,104 @@ async def test_watched_resource_update() -> str:
     return f"Updated {WATCHED_URI} (update {watched.updates}); notified {told} subscriber(s)"
 
 
+# -- tools: multi round-trip requests (2026-07-28 scenarios input-required-result-*) ---------
+# Each asks with the same ctx.elicit / ctx.sample / ctx.list_roots / ctx.ask as in the
+# handshake era: there the questions are requests to the client; on 2026-07-28 they become
+# an InputRequiredResult and the tool runs again when the client retries with the answers.
+
+NAME_FORM: Final = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+CONFIRM_FORM: Final = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+}
+
+
+def _sampled_text(result: Any) -> str:
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    return next((b.text for b in blocks if isinstance(b, TextContent)), "no response")
+
+
+@server.tool()
+async def test_input_required_result_elicitation(ctx: RequestContext) -> str:
+    """MRTR: asks the user's name (elicitation, input key user_name)"""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {(answer.data or {}).get('name', 'stranger')}!"
+
+
+@server.tool()
+async def test_input_required_result_sampling(ctx: RequestContext) -> str:
+    """MRTR: asks the client's model a question (sampling)"""
+    result = await ctx.sample("What is the capital of France?", max_tokens=100)
+    return f"Sampling result: {_sampled_text(result)}"
+
+
+@server.tool()
+async def test_input_required_result_list_roots(ctx: RequestContext) -> str:
+    """MRTR: asks for the client's roots"""
+    roots = await ctx.list_roots()
+    return f"Found {len(roots)} root(s)"
+
+
+@server.tool()
+async def test_input_required_result_request_state(ctx: RequestContext) -> str:
+    """MRTR: asks for a confirmation; the answer comes back with the sealed requestState"""
+    answer = await ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+    ok = (answer.data or {}).get("ok") is True
+    return "state-ok: requestState validated" if ok else "state-not-confirmed"
+
+
+@server.tool()
+async def test_input_required_result_multiple_inputs(ctx: RequestContext) -> str:
+    """MRTR: asks for a name, a sampled greeting and the roots at once"""
+    name, greeting, roots = await ctx.ask(
+        ctx.elicitation("What is your name?", NAME_FORM, key="user_name"),
+        ctx.sampling("Generate a greeting", max_tokens=50, key="greeting"),
+        ctx.roots(key="client_roots"),
+    )
+    who = (name.data or {}).get("name", "stranger")
+    return f"Name: {who}; Greeting: {_sampled_text(greeting)}; Roots: {len(roots)}"
+
+
+@server.tool()
+async def test_input_required_result_multi_round(ctx: RequestContext) -> str:
+    """MRTR: asks twice, one question per round (name, then favourite colour)"""
+    name = await ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1")
+    color = await ctx.elicit(
+        "Step 2: What is your favorite color?",
+        {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
+        key="step2",
+    )
+    who = (name.data or {}).get("name", "friend")
+    return f"Multi-round complete for {who} who likes {(color.data or {}).get('color')}"
+
+
+@server.tool()
+async def test_input_required_result_tampered_state(ctx: RequestContext) -> str:
+    """MRTR: a tampered requestState is refused (-32602) before the tool runs again"""
+    await ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+    return "integrity-ok: state verified"
+
+
+@server.tool()
+async def test_input_required_result_capabilities(ctx: RequestContext) -> str:
+    """MRTR: asks only for what the client declared (elicitation and/or sampling)"""
+    wanted = []
+    if ctx.client_capabilities.elicitation is not msgspec.UNSET:
+        form = {"type": "object", "properties": {"value": {"type": "string"}}}
+        wanted.append(ctx.elicitation("Elicitation input", form, key="elicit_input"))
+    if ctx.client_capabilities.sampling is not msgspec.UNSET:
+        wanted.append(ctx.sampling("Sample request", max_tokens=50, key="sample_input"))
+    if not wanted:
+        return "No supported capabilities declared"
+    await ctx.ask(*wanted)
+    return f"capabilities-ok: received {','.join(str(r.key) for r in wanted)}"
+
+
 # -- prompts --------------------------------------------------------------------------------
 
 
@@ -681,6 +819,18 @@ async def test_prompt_with_image() -> list[PromptMessage]:
         ),
         PromptMessage(role="user", content=TextContent(text="Please analyze the image above.")),
     ]
+
+
+@server.prompt(title="Prompt Needing Input")
+async def test_input_required_result_prompt(ctx: RequestContext) -> str:
+    """MRTR: a prompt that asks the user for context first"""
+    form = {
+        "type": "object",
+        "properties": {"context": {"type": "string"}},
+        "required": ["context"],
+    }
+    answer = await ctx.elicit("What context should the prompt use?", form, key="user_context")
+    return f"Prompt with context: {(answer.data or {}).get('context')}"
 
 
 # -- completion -----------------------------------------------------------------------------

@@ -192,6 +192,17 @@ EXTRA_TOOLS = {
     "sleep",
     # For the 2026-07-28 scenarios (-32021 when the request lacks sampling).
     "test_missing_capability",
+    # The 2026-07-28 multi round-trip scenarios (input-required-result-*).
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_capabilities",
+    # For http-custom-header-server-validation (x-mcp-header, SEP-2243).
+    "test_custom_headers",
 }
 ROOTS = [Root(uri="file:///workspace", name="workspace")]
 
@@ -555,6 +566,7 @@ async def check_prompts(client: Client, revision: str) -> None:
         "test_prompt_with_arguments",
         "test_prompt_with_embedded_resource",
         "test_prompt_with_image",
+        "test_input_required_result_prompt",
     }
     assert all(prompt.description for prompt in prompts.values())
     arguments = prompts["test_prompt_with_arguments"].arguments

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -372,3 +373,45 @@ async def test_duplicate_in_flight_id_is_refused(http: RunningServer) -> None:
             GATES.open("dup")
             replies = [json.loads(e.data) for e in parse_sse(await first.aread()) if e.data]
         assert replies[-1]["result"]["content"][0]["text"] == "released dup"
+
+
+def trickle_headers(port: int, limit: float) -> tuple[bytes, float]:
+    """Slowloris: send a request line and then one header byte at a time, never the
+    blank line; return what the server sent and how long it kept the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=limit) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ")
+        started = time.monotonic()
+        received = b""
+        while time.monotonic() - started < limit:
+            try:
+                sock.sendall(b"a")
+            except OSError:  # the server closed the connection: what we wanted
+                break
+            # Waiting on the socket (not sleeping): a close ends the wait at once.
+            sock.settimeout(0.1)
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            received += chunk
+        return received, time.monotonic() - started
+
+
+async def test_slowloris_headers_are_cut_off() -> None:
+    # uvicorn alone would wait forever for the headers (its issue #157); the built-in
+    # runner gives a connection `header_timeout` seconds to send them.
+    app = SERVER.streamable_http_app()
+    with running_server(app, header_timeout=0.5) as http:
+        received, held = await anyio.to_thread.run_sync(trickle_headers, http.port, 10.0)
+        assert held < 5.0, f"the server kept a trickling connection for {held:.1f} s"
+        assert received == b"" or received.startswith(b"HTTP/1.1 4"), received[:100]
+        # Everyone else is served as before.
+        async with httpx.AsyncClient() as client:
+            response = await client.post(
+                http.url + "/mcp", content=initialize(), headers=JSON_HEADERS
+            )
+            assert response.status_code == 200

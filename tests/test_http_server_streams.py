@@ -39,6 +39,11 @@ def call(rid: int, tool: str, **arguments: Any) -> bytes:
     return request(rid, "tools/call", {"name": tool, "arguments": arguments})
 
 
+def with_progress(rid: int) -> bytes:
+    params = {"name": "progress", "arguments": {}, "_meta": {"progressToken": "p"}}
+    return request(rid, "tools/call", params)
+
+
 async def wait_gate(name: str) -> None:
     assert await anyio.to_thread.run_sync(GATES.get(name).wait, 10), name
 
@@ -69,12 +74,13 @@ async def test_priming_event_only_for_2025_11_25(
     async with httpx.AsyncClient() as client:
         session = RawSession(client, http.url + "/mcp")
         await session.open(version=version)
-        async with session.stream(call(2, "progress")) as response:
+        # Progress makes the answer a stream (an instant answer is plain JSON).
+        async with session.stream(with_progress(2)) as response:
             first = await anext(aiter(events(response)))
         assert (first.data == b"" and first.id is not None) is primed
         if primed:
             # SEP-1699: the priming event carries the reconnection delay too.
-            raw = (await session.post(call(3, "progress"))).content
+            raw = (await session.post(with_progress(3))).content
             assert raw.startswith(b"id: ")
             assert b"\nretry: 1000\n" in raw.split(b"\n\n")[0] + b"\n"
 
@@ -86,6 +92,11 @@ async def test_answered_at_once_is_plain_json(http: RunningServer) -> None:
         response = await session.post(request(2, "ping"))
         assert response.headers["content-type"] == "application/json"
         assert response.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        # A tool that answers without waiting (its handler runs in a task of its own)
+        # and sends nothing before its answer: JSON too, no stream to set up.
+        response = await session.post(call(3, "progress"))
+        assert response.headers["content-type"] == "application/json"
+        assert response.json()["result"]["content"][0]["text"] == "progressed"
 
 
 # -- resumability ---------------------------------------------------------------------------
@@ -204,6 +215,7 @@ async def test_json_response_mode() -> None:
 
 async def test_stateless_mode() -> None:
     app = SERVER.streamable_http_app(stateless=True)
+    before = len(SERVER.sessions)
     with running_server(app) as http:
         url = http.url + "/mcp"
         async with httpx.AsyncClient() as client:
@@ -226,6 +238,11 @@ async def test_stateless_mode() -> None:
                 headers={**JSON_HEADERS, "mcp-protocol-version": "1.0"},
             )
             assert bad.status_code == 400
+            # Each POST's session ends with its answer (the server keeps none of them).
+            for n in range(20):
+                await client.post(url, content=call(10 + n, "echo", text="x"), headers=JSON_HEADERS)
+            assert len(SERVER.sessions) == before
+            assert not app.sessions
 
 
 async def test_sampling_on_the_post_stream(http: RunningServer) -> None:
@@ -325,3 +342,30 @@ async def test_client_dropping_mid_stream_leaves_the_server_healthy(http: Runnin
         GATES.open("mid")
         deleted = await client.delete(session.url, headers=session.headers())
         assert deleted.status_code == 204
+
+
+async def test_without_lifespan_the_app_starts_its_work_on_the_first_request() -> None:
+    # Mounted where nobody runs its lifespan (a framework that does not forward it): the
+    # first request starts the background work, so sessions are still served and ended.
+    app = build_server().streamable_http_app()
+
+    async def no_lifespan(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await app(scope, receive, send)
+
+    with running_server(no_lifespan) as http, anyio.fail_after(10):
+        async with httpx.AsyncClient() as client:
+            session = RawSession(client, http.url + "/mcp")
+            await session.open()
+            answer = await session.post(call(2, "echo", text="lazy"))
+            assert messages_of(answer)[-1]["result"]["content"][0]["text"] == "lazy"
+            # Ending sessions needs that background work too: it finishes, and the id goes.
+            http.call(app.close_all)
+            http.run(app.wait_ended)
+            assert http.call(lambda: len(app.sessions)) == 0
+            expired = await session.post(call(3, "echo", text="late"))
+            assert expired.status_code == 404

@@ -661,6 +661,7 @@ async def check_prompts(session: ClientSession, wire: Wire, version: str) -> Non
         "test_prompt_with_arguments",
         "test_prompt_with_embedded_resource",
         "test_prompt_with_image",
+        "test_input_required_result_prompt",
     ]
     assert all(prompt.description for prompt in listed.prompts)
     titled = version >= "2025-06-18"

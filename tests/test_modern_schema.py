@@ -133,3 +133,21 @@ async def test_notifications_validate(everything: ModuleType) -> None:
             else "ProgressNotification"
         )
         validate(REVISION, definition, note)
+
+
+async def test_input_required_results_validate(everything: ModuleType) -> None:
+    capabilities: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
+    asks = [
+        ("tools/call", "test_input_required_result_multiple_inputs", "CallToolResultResponse"),
+        ("tools/call", "test_input_required_result_multi_round", "CallToolResultResponse"),
+        ("prompts/get", "test_input_required_result_prompt", "GetPromptResultResponse"),
+    ]
+    async with wire_to(everything.server) as wire:
+        for n, (method, name, definition) in enumerate(asks):
+            params = {"name": name, "_meta": meta(capabilities=capabilities)}
+            reply = await wire.call(n, method, params)
+            assert reply["result"]["resultType"] == "input_required", reply
+            validate(REVISION, definition, reply)
+            validate(REVISION, "InputRequiredResult", reply["result"])
+            for request in reply["result"]["inputRequests"].values():
+                validate(REVISION, "InputRequest", request)

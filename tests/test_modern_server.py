@@ -225,5 +225,9 @@ async def test_input_from_the_client_needs_the_capability() -> None:
         assert not [m for m in wire.seen if "method" in m and "id" in m]
     assert missing["error"]["code"] == -32021
     assert missing["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
-    assert declared["error"]["code"] == -32603
-    assert "multi round-trip" in declared["error"]["message"]
+    # With the capability the same call asks by an input-required result instead.
+    result = declared["result"]
+    assert result["resultType"] == "input_required"
+    [request] = result["inputRequests"].values()
+    assert request["method"] == "sampling/createMessage"
+    assert isinstance(result["requestState"], str)

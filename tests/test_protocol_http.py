@@ -493,3 +493,16 @@ def test_valid_session_id(value: str | bytes | None, expected: bool) -> None:
 
 def test_session_id_max_length() -> None:
     assert SESSION_ID_MAX_LENGTH == 256
+
+
+def test_verdicts_stay_right_past_the_memo_bound() -> None:
+    # Verdicts are memoized per header value (bounded); many distinct values must neither
+    # grow memory without bound nor mix up answers.
+    security = TransportSecurity()
+    for n in range(1_000):
+        assert security.host_allowed(f"localhost:{n}")
+        assert not security.host_allowed(f"evil{n}.example.com")
+        assert security.origin_allowed(f"http://127.0.0.1:{n}")
+        assert not security.origin_allowed(f"http://evil{n}.example.com")
+        assert accepts(f"application/json;q=0.{n % 10}", "application/json") is (n % 10 > 0)
+        assert not accepts(f"text/x-{n}", "application/json")

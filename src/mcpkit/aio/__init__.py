@@ -17,12 +17,14 @@ from ._calls import (
 from ._channel import DeliveryFailed, MemoryChannel, MessageChannel, memory_channel_pair
 from ._endpoint import Endpoint
 from ._eventstore import EventStore, MemoryEventStore, Replay
+from ._flag import Flag
 from ._route import ReplyRoute, current_route
 
 __all__ = [
     "DeliveryFailed",
     "Endpoint",
     "EventStore",
+    "Flag",
     "MemoryEventStore",
     "Replay",
     "InboundRequest",

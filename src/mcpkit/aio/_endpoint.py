@@ -60,6 +60,7 @@ from ._calls import (
     _Waiter,
 )
 from ._channel import DeliveryFailed, MessageChannel
+from ._flag import Flag
 from ._route import _CURRENT, ReplyRoute
 
 __all__ = ["Endpoint"]
@@ -138,7 +139,7 @@ class Endpoint:
         self._routes: dict[RequestId, ReplyRoute] = {}  # of native handlers with a route
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._closed = anyio.Event()
+        self._closed = Flag()
         self._autoreceive = autoreceive
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -187,6 +188,17 @@ class Endpoint:
             await self._cancel_native_handlers()
             await self._close_channel()
         self._task_group = None
+
+    def detach_idle(self) -> bool:
+        """End an :meth:`attach`-ed endpoint at once if nothing runs on it (no handler in
+        flight, no call of ours pending), without closing its channel: the cheap end of a
+        session that lived for one fully answered HTTP request. Returns whether it ended;
+        if not, use :meth:`detach`."""
+        if self._handlers or self._waiters:
+            return False
+        self._closed.set()
+        self._task_group = None
+        return True
 
     async def run(self) -> None:
         """Serve until the peer closes the channel, then close it.

@@ -11,7 +11,7 @@ import ipaddress
 import re
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from typing import Any, Final
 
 from ..exceptions import LocalProtocolError
 
@@ -48,6 +48,12 @@ def media_type(content_type: str | bytes | None) -> str:
     return essence.lower() if _MEDIA_TYPE.fullmatch(essence) else ""
 
 
+#: Verdicts memoized per (header value, media type): a server sees a handful of distinct
+#: Accept values, and parsing one costs more than the rest of a small request's checks.
+_ACCEPT_VERDICTS: dict[tuple[str | bytes | None, str], bool] = {}
+_MEMO_LIMIT: Final = 256
+
+
 def accepts(accept: str | bytes | None, media: str) -> bool:
     """Whether an ``Accept`` header value admits ``media`` (RFC 9110 §12.5.1).
 
@@ -66,6 +72,17 @@ def accepts(accept: str | bytes | None, media: str) -> bool:
     Raises:
         LocalProtocolError: ``media`` is not a concrete ``type/subtype`` (parameters allowed).
     """
+    key = (accept, media)
+    verdict = _ACCEPT_VERDICTS.get(key)
+    if verdict is None:
+        verdict = _accepts(accept, media)
+        if len(_ACCEPT_VERDICTS) >= _MEMO_LIMIT:
+            _ACCEPT_VERDICTS.clear()  # bounded: many distinct values just stop benefiting
+        _ACCEPT_VERDICTS[key] = verdict
+    return verdict
+
+
+def _accepts(accept: str | bytes | None, media: str) -> bool:
     target = _parse_range(media)
     if target is None or "*" in (target[0], target[1]) or target[3] != 1.0:
         raise LocalProtocolError(f"not a concrete media type: {media!r}")
@@ -269,7 +286,9 @@ class TransportSecurity:
     __slots__ = (
         "_any_host",
         "_any_origin",
+        "_host_verdicts",
         "_hosts",
+        "_origin_verdicts",
         "_origins",
         "allowed_hosts",
         "allowed_origins",
@@ -287,6 +306,8 @@ class TransportSecurity:
             raise LocalProtocolError("allowed_hosts and allowed_origins are lists of strings")
         self._any_host, self._hosts, names = _compile(hosts, _parse_host, "host")
         self._any_origin, self._origins, urls = _compile(origins, _parse_origin, "origin")
+        self._host_verdicts: dict[str | bytes | None, bool] = {}
+        self._origin_verdicts: dict[str | bytes, bool] = {}
         #: The normalised host allowlist (``name:*`` is shown as ``name``).
         self.allowed_hosts: tuple[str, ...] = names
         #: The normalised origin allowlist.
@@ -334,8 +355,12 @@ class TransportSecurity:
         non-ASCII) and match the allowlist. A missing Host (``None``) is refused: HTTP/1.1
         requires it and ASGI servers always provide one.
         """
-        key = None if host is None else _header_key(host, _parse_host)
-        return key is not None and (self._any_host or _matches(self._hosts, key))
+        verdict = self._host_verdicts.get(host)
+        if verdict is None:
+            key = None if host is None else _header_key(host, _parse_host)
+            verdict = key is not None and (self._any_host or _matches(self._hosts, key))
+            _remember(self._host_verdicts, host, verdict)
+        return verdict
 
     def origin_allowed(self, origin: str | bytes | None) -> bool:
         """Whether an ``Origin`` header value (RFC 6454) is allowed.
@@ -346,14 +371,25 @@ class TransportSecurity:
         """
         if origin is None:
             return True
-        key = _header_key(origin, _parse_origin)
-        return key is not None and (self._any_origin or _matches(self._origins, key))
+        verdict = self._origin_verdicts.get(origin)
+        if verdict is None:
+            key = _header_key(origin, _parse_origin)
+            verdict = key is not None and (self._any_origin or _matches(self._origins, key))
+            _remember(self._origin_verdicts, origin, verdict)
+        return verdict
 
     def __repr__(self) -> str:
         return (
             f"TransportSecurity(allowed_hosts={self.allowed_hosts!r}, "
             f"allowed_origins={self.allowed_origins!r})"
         )
+
+
+def _remember(memo: dict[Any, bool], value: Any, verdict: bool) -> None:
+    """Memoize a header verdict (per policy: the allowlists are fixed once built)."""
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[value] = verdict
 
 
 def _bind_host(host: str) -> str | None:

@@ -12,7 +12,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._context import Elicitation, RequestContext
+from ._inputs import InputRequest
 from ._lowlevel import LowLevelServer, ToolHandler, ToolResult
+from ._request_state import InMemoryNonceStore, NonceStore, RequestStateSealer
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -30,8 +32,12 @@ __all__ = [
     "DirectoryResources",
     "Elicitation",
     "FunctionSchema",
+    "InMemoryNonceStore",
+    "InputRequest",
     "LowLevelServer",
+    "NonceStore",
     "RequestContext",
+    "RequestStateSealer",
     "ResultError",
     "Server",
     "ServerSession",

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
 from ..aio import InboundRequest
-from ..exceptions import LocalProtocolError, RPCError
+from ..exceptions import LocalProtocolError
 from ..types import (
     ClientCapabilities,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ElicitRequestParams,
-    ElicitResult,
-    ErrorCode,
     Implementation,
-    IncludeContext,
     LoggingLevel,
     Meta,
-    ModelPreferences,
     ProgressToken,
     RequestId,
-    Root,
-    SamplingMessage,
-    TextContent,
-    Tool,
-    ToolChoice,
 )
+from ._asking import Asking, Elicitation
+from ._inputs import InputRound
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -38,28 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Elicitation", "RequestContext"]
 
-T = TypeVar("T")
 
-
-@dataclass(frozen=True)
-class Elicitation(Generic[T]):
-    """The user's answer to a form-mode elicitation.
-
-    Attributes:
-        action: "accept" (``data`` holds the answer), "decline" or "cancel".
-        data: the answer converted to the requested type (a dict for a raw schema), or
-            ``None`` unless accepted.
-    """
-
-    action: Literal["accept", "decline", "cancel"]
-    data: T | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.action == "accept"
-
-
-class RequestContext:
+class RequestContext(Asking):
     """What a handler knows about the request it serves, and what it may send while serving.
 
     Passed explicitly as the first argument of every handler (no context variables).
@@ -74,7 +42,7 @@ class RequestContext:
             handshake era, where the session holds these.
     """
 
-    __slots__ = ("_inbound", "meta", "method", "modern", "request_id", "session")
+    __slots__ = ("_inbound", "_inputs", "meta", "method", "modern", "request_id", "session")
 
     def __init__(
         self,
@@ -82,8 +50,10 @@ class RequestContext:
         session: ServerSession,
         meta: Meta | None,
         modern: ModernRequest | None = None,
+        inputs: InputRound | None = None,
     ) -> None:
         self._inbound = inbound
+        self._inputs = inputs
         self.request_id: RequestId = inbound.id
         self.method = inbound.method
         self.meta: Meta = meta or {}
@@ -141,169 +111,18 @@ class RequestContext:
             LocalProtocolError: ``level`` is not a logging level, or ``data`` is not JSON.
         """
         if self.modern is not None:
-            return await self.session.send_log(
+            sent = await self.session.send_log(
                 level, data, logger=logger, threshold=self.modern.log_level
             )
+            if sent:
+                self._deprecated("logging")
+            return sent
         return await self.session.send_log(level, data, logger=logger)
 
     @property
     def server(self) -> LowLevelServer:
         """The server handling this request."""
         return self.session.server
-
-    async def sample(
-        self,
-        messages: str | Sequence[SamplingMessage | str],
-        *,
-        max_tokens: int = 1024,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        stop_sequences: Sequence[str] | None = None,
-        model_preferences: ModelPreferences | None = None,
-        include_context: IncludeContext | None = None,
-        tools: Sequence[Tool] | None = None,
-        tool_choice: ToolChoice | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        timeout: float | None = 120.0,
-    ) -> CreateMessageResult:
-        """Ask the client's model for a completion (``sampling/createMessage``).
-
-        ``messages`` may be plain text (one user message) or a list of messages and texts.
-
-        Raises:
-            CapabilityError: the client did not declare what this needs (see
-                :func:`mcpkit.server._peer.create_message`).
-            RPCError: the client refused (e.g. the user rejected the request).
-            RequestTimeoutError: no answer in time.
-        """
-        from ._peer import create_message
-
-        if isinstance(messages, str):
-            messages = [messages]
-        params = CreateMessageRequestParams(
-            messages=[
-                SamplingMessage(role="user", content=TextContent(text=m))
-                if isinstance(m, str)
-                else m
-                for m in messages
-            ],
-            max_tokens=max_tokens,
-            system_prompt=UNSET if system_prompt is None else system_prompt,
-            temperature=UNSET if temperature is None else temperature,
-            stop_sequences=UNSET if stop_sequences is None else list(stop_sequences),
-            model_preferences=UNSET if model_preferences is None else model_preferences,
-            include_context=UNSET if include_context is None else include_context,
-            tools=UNSET if tools is None else list(tools),
-            tool_choice=UNSET if tool_choice is None else tool_choice,
-            metadata=UNSET if metadata is None else dict(metadata),
-        )
-        self._no_push("sampling", self.client_capabilities.sampling)
-        return await create_message(self.session, params, timeout=timeout)
-
-    @overload
-    async def elicit(
-        self, message: str, schema: type[T], *, timeout: float | None = ...
-    ) -> Elicitation[T]: ...
-    @overload
-    async def elicit(
-        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = ...
-    ) -> Elicitation[dict[str, Any]]: ...
-    async def elicit(
-        self, message: str, schema: Any, *, timeout: float | None = 600.0
-    ) -> Elicitation[Any]:
-        """Ask the user for structured input through the client (form mode).
-
-        ``schema`` is a struct, dataclass or TypedDict of primitive fields (the form and the
-        type of the answer), or a raw ``requestedSchema`` dict (the answer stays a dict).
-
-        Raises:
-            CapabilityError: the client cannot elicit (or the version has no elicitation,
-                or the form needs a shape the version lacks, e.g. multi-select before
-                2025-11-25).
-            LocalProtocolError: the type cannot be shown as a form.
-            RemoteProtocolError: the answer does not match the form.
-        """
-        from ._elicit_schema import answer_as, form_for, requested_schema
-        from ._peer import elicit
-
-        raw = isinstance(schema, Mapping)
-        # A typed form is adapted to the client's revision; a raw schema is sent as given.
-        requested = (
-            dict(schema) if raw else form_for(self.protocol_version or "", requested_schema(schema))
-        )
-        params = ElicitRequestParams(message=message, requested_schema=requested)
-        self._no_push("elicitation", self.client_capabilities.elicitation)
-        result = await elicit(self.session, params, timeout=timeout)
-        if result.action != "accept":
-            return Elicitation(result.action)
-        content = {} if result.content is UNSET else dict(result.content)
-        return Elicitation("accept", content if raw else answer_as(content, schema))
-
-    async def elicit_url(
-        self,
-        message: str,
-        url: str,
-        *,
-        elicitation_id: str | None = None,
-        timeout: float | None = 600.0,
-    ) -> ElicitResult:
-        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25), e.g. to authorize a
-        third party. Follow up with :meth:`complete_elicitation` when done.
-
-        Raises:
-            CapabilityError: the client did not declare ``elicitation.url``.
-        """
-        import secrets
-
-        from ._peer import elicit
-
-        params = ElicitRequestParams(
-            mode="url",
-            message=message,
-            url=url,
-            elicitation_id=elicitation_id or secrets.token_urlsafe(16),
-        )
-        self._no_push("elicitation", self.client_capabilities.elicitation, {"url": {}})
-        return await elicit(self.session, params, timeout=timeout)
-
-    async def complete_elicitation(self, elicitation_id: str) -> None:
-        """Tell the client a URL-mode elicitation finished
-        (``notifications/elicitation/complete``)."""
-        await self.session.notify(
-            "notifications/elicitation/complete", {"elicitationId": elicitation_id}
-        )
-
-    async def list_roots(self, *, timeout: float | None = 30.0) -> list[Root]:
-        """The client's roots (``roots/list``).
-
-        Raises:
-            CapabilityError: the client did not declare ``roots``.
-        """
-        from ._peer import list_roots
-
-        self._no_push("roots", self.client_capabilities.roots)
-        return list((await list_roots(self.session, timeout=timeout)).roots)
-
-    def _no_push(self, capability: str, declared: Any, required: Any = None) -> None:
-        """2026-07-28 has no server-to-client requests (``basic/patterns/mrtr.mdx``): a
-        request that needs client input either lacks the capability (-32021) or must use
-        a multi round-trip result, which this release does not build yet.
-
-        Raises:
-            RPCError: -32021 naming the missing capability, or -32603.
-        """
-        if self.modern is None:
-            return
-        from ._modern import missing_capability
-
-        if declared is UNSET:
-            raise missing_capability(capability, required)
-        raise RPCError(
-            ErrorCode.INTERNAL_ERROR,
-            f"this server cannot ask for {capability} input on protocol "
-            f"{self.modern.protocol_version} yet (multi round-trip requests are not "
-            "implemented); use a handshake-era session",
-        )
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification to the client.

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+import anyio
+import anyio.lowlevel
+
 from ..protocol import Event, HandshakeState, MessageRejected, encode_event
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
@@ -79,7 +82,13 @@ async def handle_message(
             else:
                 assert session.id is not None
                 headers = [*cors, (b"mcp-session-id", session.id.encode("ascii"))]
-        if exchange.done.is_set() and not exchange.early:
+        if not exchange.done.is_set():
+            # Let the handler task just started run its first step: a tool that answers
+            # without waiting on anything is then complete, and a JSON body (which the
+            # client accepts as much as SSE) costs a fraction of a stream with its priming
+            # event, store appends and watcher (basic/transports.mdx: the server chooses).
+            await anyio.lowlevel.checkpoint()
+        if exchange.done.is_set() and not exchange.early and not exchange.closing:
             await _respond_json(send, exchange.responses, headers)
             return
         if app.json_response:

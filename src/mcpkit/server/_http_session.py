@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Final
 import anyio
 import anyio.abc
 
-from ..aio import Endpoint, EventStore
+from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import FrameTooLarge
 from ..types import V2025_11_25
@@ -72,7 +72,7 @@ class HttpSession:
         self.store = store
         self.retry_ms = retry_ms
         self.server_session = ServerSession(server, _StandaloneChannel(self), autoreceive=False)
-        self.standalone = SseStream(self, _STANDALONE)
+        self._standalone: SseStream | None = None  # made on first use (stateless: never)
         self.streams: OrderedDict[str, SseStream] = OrderedDict()
         self.exchanges: set[Exchange] = set()
         self.last_active = anyio.current_time()
@@ -81,8 +81,15 @@ class HttpSession:
         self._next_stream = 1
         self._task_group: anyio.abc.TaskGroup | None = None
         #: Set once the session's work has stopped after :meth:`close`.
-        self.ended = anyio.Event()
+        self.ended = Flag()
         self.on_end: Callable[[HttpSession], None] | None = None
+
+    @property
+    def standalone(self) -> SseStream:
+        """The stream for messages unrelated to any request (opened by GET)."""
+        if self._standalone is None:
+            self._standalone = SseStream(self, _STANDALONE)
+        return self._standalone
 
     @property
     def endpoint(self) -> Endpoint:
@@ -126,6 +133,18 @@ class HttpSession:
         else:
             self._task_group.start_soon(self._finish)
 
+    def close_idle(self) -> bool:
+        """Close at once, without a task, if nothing runs in the session (no handler, no
+        pending call, no stored events to drop): the end of a stateless POST's session.
+        Returns whether it closed; otherwise use :meth:`close`."""
+        if self.closed or self.id is not None or not self.endpoint.detach_idle():
+            return False
+        self.closed = True
+        self.server_session.server.sessions.discard(self.server_session)
+        self._release()
+        self._ended()
+        return True
+
     async def _finish(self) -> None:
         try:
             await self.endpoint.detach()
@@ -144,7 +163,8 @@ class HttpSession:
         for exchange in list(self.exchanges):
             exchange.abort()
         self.exchanges.clear()
-        for stream in [self.standalone, *self.streams.values()]:
+        standalone = [] if self._standalone is None else [self._standalone]
+        for stream in [*standalone, *self.streams.values()]:
             stream.end()
         self.streams.clear()
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 
+from ..aio import Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import encode_event, encode_retry
 from ._asgi import Sink
@@ -130,7 +131,18 @@ class Exchange:
     stream, since a JSON body can carry only the answer.
     """
 
-    __slots__ = ("done", "early", "expected", "finished", "responses", "session", "sse", "stream")
+    __slots__ = (
+        "close_retry",
+        "closing",
+        "done",
+        "early",
+        "expected",
+        "finished",
+        "responses",
+        "session",
+        "sse",
+        "stream",
+    )
 
     def __init__(self, session: HttpSession, *, sse: bool) -> None:
         self.session = session
@@ -140,7 +152,10 @@ class Exchange:
         self.expected = -1
         self.finished = 0
         self.stream: SseStream | None = None
-        self.done = anyio.Event()
+        self.done = Flag()
+        #: The handler asked to close the connection before the stream existed.
+        self.closing = False
+        self.close_retry: int | None = None
 
     def expect(self, count: int) -> None:
         """``count`` calls of :meth:`finish` complete this exchange."""
@@ -183,7 +198,15 @@ class Exchange:
 
     def close_connection(self, retry_ms: int | None = None) -> bool:
         stream = self.stream
-        return stream is not None and stream.close_connection(retry_ms)
+        if stream is not None:
+            return stream.close_connection(retry_ms)
+        if not self.sse or self.session.store is None or self.done.is_set():
+            return False
+        # The handler runs before the POST has chosen JSON or SSE: remember the request,
+        # so the answer becomes a stream that closes right after its priming event.
+        self.closing = True
+        self.close_retry = retry_ms
+        return True
 
     async def start_stream(self, stream: SseStream, sink: Sink, *, prime: bool) -> None:
         """Switch to SSE on ``stream``, written to ``sink``: the priming event, then the
@@ -196,6 +219,8 @@ class Exchange:
             for message in self.early:
                 await stream.emit_locked(message)
             self.early.clear()
+            if self.closing:
+                stream.close_connection(self.close_retry)
             for message in self.responses:
                 await stream.emit_locked(message)
             self.responses.clear()

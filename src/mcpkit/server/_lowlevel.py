@@ -23,7 +23,7 @@ from msgspec import UNSET, Raw
 from .._version import __version__
 from ..aio import MessageChannel
 from ..exceptions import LocalProtocolError, RPCError, ToolError
-from ..protocol import DEFAULT_LIMITS, Limits
+from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, param_headers
 from ..types import (
     HANDSHAKE_VERSIONS,
     V2026_07_28,
@@ -43,6 +43,7 @@ from ..types import (
     method_spec,
 )
 from ._context import RequestContext
+from ._request_state import RequestStateSealer
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -120,6 +121,9 @@ class LowLevelServer:
             read result, and whether shared caches may (``"public"``) or only the same
             authorization context (``"private"``). The default, 0 ms and private, never
             lets a stale list be served.
+        request_state: seals the ``requestState`` of 2026-07-28 multi round-trip
+            requests (keys, lifetime, size bound, replay guard); give every process of a
+            deployment the same keys. Default: :class:`RequestStateSealer` ``()``.
     """
 
     def __init__(
@@ -138,6 +142,7 @@ class LowLevelServer:
         modern_versions: Sequence[str] = (V2026_07_28,),
         cache_ttl_ms: int = 0,
         cache_scope: CacheScope = "private",
+        request_state: RequestStateSealer | None = None,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -166,6 +171,17 @@ class LowLevelServer:
         self.sessions: set[ServerSession] = set()
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
+        self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}
+        self._request_state = request_state
+        #: Deprecated 2026-07-28 features already warned about (once each per server).
+        self.deprecations_warned: set[str] = set()
+
+    @property
+    def request_state(self) -> RequestStateSealer:
+        """The sealer of multi round-trip states (created on first use)."""
+        if self._request_state is None:
+            self._request_state = RequestStateSealer()
+        return self._request_state
 
     # -- registration -------------------------------------------------------------------
 
@@ -216,7 +232,9 @@ class LowLevelServer:
 
         Raises:
             LocalProtocolError: the name breaks the 2025-11-25 naming rules (1-128 of
-                ``A-Z a-z 0-9 _ - .``) or is already registered.
+                ``A-Z a-z 0-9 _ - .``) or is already registered, or the input schema has
+                an invalid ``x-mcp-header`` annotation (see
+                :func:`mcpkit.protocol.param_headers`).
         """
         if not _TOOL_NAME.fullmatch(tool.name):
             raise LocalProtocolError(
@@ -224,7 +242,12 @@ class LowLevelServer:
             )
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
+        try:
+            mirrored = param_headers(tool.input_schema)
+        except LocalProtocolError as exc:
+            raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
         self._tools[tool.name] = (tool, handler)
+        self._param_headers[tool.name] = mirrored
         if "tools/list" not in self._routes:
             self._routes["tools/list"] = _Route(
                 self._list_tools, msgspec.json.Decoder(ListToolsRequestParams)
@@ -237,6 +260,11 @@ class LowLevelServer:
     def tools(self) -> list[Tool]:
         """The registered tools, in registration order."""
         return [tool for tool, _ in self._tools.values()]
+
+    def param_headers(self, tool_name: str) -> tuple[ParamHeader, ...]:
+        """The parameters of a tool mirrored into ``Mcp-Param-*`` headers on Streamable
+        HTTP 2026-07-28 (``x-mcp-header``, SEP-2243); empty for an unknown tool."""
+        return self._param_headers.get(tool_name, ())
 
     def capabilities(self) -> ServerCapabilities:
         """The capabilities implied by what is registered."""

@@ -20,6 +20,7 @@ from ..types import (
     Implementation,
     InitializeRequestParams,
     InitializeResult,
+    InputResponseRequestParams,
     LoggingLevel,
     LoggingMessageNotificationParams,
     SetLevelRequestParams,
@@ -27,6 +28,7 @@ from ..types import (
 )
 from ._compat import capabilities_for
 from ._context import RequestContext
+from ._inputs import InputRound, input_required_in
 from ._logbridge import current_request
 from ._modern import ModernRequest, exists_in_modern, is_modern, parse_modern
 from ._modern_results import discover_result, finish_modern
@@ -178,7 +180,13 @@ class ServerSession:
         if isinstance(params, dict):
             meta = params.get("_meta")
         modern = request.state if isinstance(request.state, ModernRequest) else None
-        ctx = RequestContext(request, self, meta if isinstance(meta, dict) else None, modern)
+        inputs = None
+        # A handler registered with its own params type gets no multi round trips.
+        if modern is not None and isinstance(params, InputResponseRequestParams):
+            inputs = await InputRound.begin(self.server.request_state, request.method, params)
+        ctx = RequestContext(
+            request, self, meta if isinstance(meta, dict) else None, modern, inputs
+        )
         token = current_request.set(ctx)
         try:
             result = await route.handler(ctx, params)
@@ -187,6 +195,13 @@ class ServerSession:
                 # 2026-07-28 (SEP-2164): a missing resource is -32602; -32002 is retired.
                 raise RPCError(ErrorCode.INVALID_PARAMS, exc.message, exc.data) from None
             raise
+        except BaseException as exc:
+            # The handler asked for input the client has not given yet (2026-07-28
+            # mrtr.mdx): answer with an input-required result instead.
+            required = input_required_in(exc) if inputs is not None else None
+            if required is None or inputs is None:
+                raise
+            result = inputs.result(required)
         finally:
             current_request.reset(token)
         if modern is not None:

@@ -459,7 +459,8 @@ class StreamableHTTPApp:
         try:
             await handle_message(self, session, body, receive, send, cors, event=event)
         finally:
-            self.drop(session)
+            if not session.close_idle():
+                self.drop(session)
 
     async def _get(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
         if self.stateless or self._modern_header(headers):

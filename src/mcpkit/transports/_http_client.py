@@ -61,6 +61,8 @@ _SESSION: Final = "Mcp-Session-Id"
 _VERSION: Final = "MCP-Protocol-Version"
 #: Bound on the DELETE that ends the session, and on closing the HTTP client.
 _CLOSE_TIMEOUT: Final = 5.0
+#: How long connecting waits for the server to answer the standalone GET (then goes on).
+_LISTEN_OPEN_WAIT: Final = 2.0
 #: Messages received but not yet taken by ``receive`` (then the streams wait: backpressure).
 _QUEUE_SIZE: Final = 1024
 
@@ -285,7 +287,7 @@ class StreamableHTTPChannel:
                 if call is not None:
                     call.cancel()
         if "notifications/initialized" in out.methods:
-            self._start_listening()
+            await self._start_listening()
 
     def _headers(
         self, accept: str, *, initialize: bool = False, session: str | None = None
@@ -481,18 +483,27 @@ class StreamableHTTPChannel:
 
     # -- the standalone GET stream ------------------------------------------------------
 
-    def _start_listening(self) -> None:
+    async def _start_listening(self) -> None:
         if self._listening is not None or self._closed or self._task_group is None:
             return
         self._listening = anyio.CancelScope()
-        self._task_group.start_soon(self._listen, self._listening)
+        opened = anyio.Event()
+        self._task_group.start_soon(self._listen, self._listening, opened)
+        # Wait (briefly) until the server has answered the GET: the stream then exists
+        # before the first request, so messages the server sends about it are not missed
+        # and the server sees our connections in a predictable order.
+        with anyio.move_on_after(_LISTEN_OPEN_WAIT):
+            await opened.wait()
 
-    async def _listen(self, scope: anyio.CancelScope) -> None:
+    async def _listen(self, scope: anyio.CancelScope, opened: anyio.Event) -> None:
         """Keep the standalone GET stream open (``basic/transports.mdx`` "Listening for
         Messages from the Server"): the server's requests and notifications arrive on it."""
         parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
-        with scope:
-            await self._resumer().listen(parser, self._listened)
+        try:
+            with scope:
+                await self._resumer().listen(parser, self._listened, opened=opened.set)
+        finally:
+            opened.set()
         if self._listening is scope:
             self._listening = None
 
