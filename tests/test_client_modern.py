@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
@@ -18,10 +19,18 @@ import pytest
 
 from mcpkit.client import Client, StdioTransport
 from mcpkit.exceptions import RemoteProtocolError, RequestTimeoutError, RPCError
+from mcpkit.protocol import encode_header_value
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
-from mcpkit.transports._http_client_modern import encode_header_value, modern_headers
-from mcpkit.types import TextContent
+from mcpkit.transports._http_client_modern import modern_headers
+from mcpkit.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    Root,
+    TextContent,
+)
 
 from ._httpserver import running_server
 from .conftest import ROOT
@@ -85,7 +94,7 @@ async def exercise(client: Client) -> None:
     assert client.server_info.version == "3.1"
     assert client.instructions == "Use echo."
     assert client.server_capabilities.tools is not None
-    assert [tool.name async for tool in client.iter_tools()] == ["echo"]
+    assert [tool.name async for tool in client.iter_tools()] == ["echo", "interview"]
     assert text(await client.call_tool("echo", {"text": "héllo"})) == "héllo"
     assert [prompt.name async for prompt in client.iter_prompts()] == ["greet"]
     prompt = await client.get_prompt("greet", {"name": "Ada"})
@@ -139,6 +148,35 @@ async def test_the_stateless_era_only_refuses_a_handshake_only_server(transport:
     with anyio.fail_after(LIMIT), pytest.raises(RemoteProtocolError, match=MODERN):
         async with TRANSPORTS[transport]("legacy", era=MODERN):
             pass
+
+
+async def fill(params: ElicitRequestParams) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def model(params: CreateMessageRequestParams) -> CreateMessageResult:
+    first = params.messages[0].content
+    assert isinstance(first, TextContent)
+    return CreateMessageResult(role="assistant", content=TextContent(text=first.text), model="m")
+
+
+@pytest.mark.parametrize("name", ["server", "legacy"])
+@pytest.mark.parametrize("transport", sorted(TRANSPORTS))
+async def test_the_server_asks_the_client_on_either_era(transport: str, name: str) -> None:
+    """The same ``ctx.elicit`` / ``ctx.ask`` code: on 2026-07-28 input-required results
+    fulfilled by the client's callbacks and retried; on the handshake, requests to the
+    client. The answers are the same."""
+    options: dict[str, Any] = {
+        "elicitation": fill,
+        "sampling": model,
+        "roots": [Root(uri="file:///work")],
+    }
+    with anyio.fail_after(LIMIT), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # sampling and roots on 2026
+        async with TRANSPORTS[transport](name, **options) as client:
+            assert client.era == (MODERN if name == "server" else "handshake")
+            result = await client.call_tool("interview")
+            assert text(result) == "Ada|Greet Ada|file:///work"
 
 
 async def test_names_outside_the_header_safe_set_reach_the_server_over_http() -> None:

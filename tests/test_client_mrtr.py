@@ -14,6 +14,7 @@ import pytest
 
 from mcpkit.exceptions import (
     CapabilityError,
+    MCPDeprecationWarning,
     RemoteProtocolError,
     RequestTimeoutError,
     RPCError,
@@ -314,7 +315,7 @@ async def test_rounds_echo_state_verbatim_with_a_new_id_each_time() -> None:
         assert params["_meta"][PV] == MODERN
     kinds = sorted(str(w.message).split(" ")[0] for w in caught)
     assert kinds == ["Roots", "Sampling"]
-    assert all(w.category is DeprecationWarning for w in caught)
+    assert all(w.category is MCPDeprecationWarning for w in caught)
 
 
 async def test_state_only_results_are_retried_at_once() -> None:

@@ -24,7 +24,7 @@ import anyio
 import msgspec
 from msgspec import UNSET
 
-from ..exceptions import RemoteProtocolError, RequestTimeoutError
+from ..exceptions import MCPDeprecationWarning, RemoteProtocolError, RequestTimeoutError
 from ..types import (
     INPUT_REQUIRED_METHODS,
     ClientCapabilities,
@@ -89,7 +89,8 @@ def result_kind(raw: bytes, method: str) -> ResultKind:
 
 
 class Deprecations:
-    """Warns (``DeprecationWarning``) the first time each deprecated feature is used."""
+    """Warns (:class:`MCPDeprecationWarning`, a ``DeprecationWarning``) the first time each
+    deprecated feature is used."""
 
     def __init__(self) -> None:
         self._warned: set[str] = set()
@@ -102,7 +103,7 @@ class Deprecations:
         warnings.warn(
             f"{what} is deprecated in MCP 2026-07-28 (deprecated.mdx); it still works but "
             "may be removed in a later revision",
-            DeprecationWarning,
+            MCPDeprecationWarning,
             stacklevel=4,
         )
 

@@ -248,7 +248,8 @@ class StreamableHTTPChannel:
             anyio.ClosedResourceError: the channel was closed.
             MessageNotDelivered: the server refused the message or could not be reached.
             SessionExpiredError: the server no longer knows the session (HTTP 404).
-            LocalProtocolError: the channel was never opened.
+            LocalProtocolError: the channel was never opened, or a 2026-07-28 request's
+                method cannot travel in the ``Mcp-Method`` header.
         """
         if self._closed:
             raise anyio.ClosedResourceError
@@ -256,12 +257,12 @@ class StreamableHTTPChannel:
             raise LocalProtocolError("use `async with transport.connect() as channel` first")
         out = classify(message)
         if out.request_ids:
+            modern = modern_headers(message)
             if out.initialize_id is not None:
                 self._initialize_ids.add(out.initialize_id)
             scope = anyio.CancelScope()
             if len(out.request_ids) == 1:
                 self._calls[out.request_ids[0]] = scope
-            modern = modern_headers(message)
             if modern is None:
                 headers = self._headers(_ACCEPT_BOTH, initialize=out.initialize_id is not None)
             else:
