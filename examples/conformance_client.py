@@ -256,9 +256,9 @@ SCENARIOS: Final[Mapping[str, Scenario]] = {
 
 #: Harness client scenarios this client knows about but does not run yet, with the reason.
 OUT_OF_SCOPE: Final[Mapping[str, str]] = {
-    "http-standard-headers": "needs the Mcp-Param header codec of SEP-2243 (in progress)",
-    "http-custom-headers": "needs the Mcp-Param header codec of SEP-2243 (in progress)",
-    "http-invalid-tool-headers": "needs the Mcp-Param header codec of SEP-2243 (in progress)",
+    "http-standard-headers": "needs the SEP-2243 header scenarios driven (Mcp-Param work)",
+    "http-custom-headers": "needs Mcp-Param-{Name} headers from x-mcp-header (SEP-2243)",
+    "http-invalid-tool-headers": "needs x-mcp-header validation of listed tools (SEP-2243)",
 }
 
 

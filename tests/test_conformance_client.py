@@ -183,7 +183,7 @@ def test_an_unknown_scenario_exits_2() -> None:
 @pytest.mark.parametrize(
     ("scenario", "target", "extra", "message"),
     [
-        ("http-custom-headers", [shlex.join(SERVER_ARGV)], {}, "Mcp-Param"),
+        ("http-custom-headers", [shlex.join(SERVER_ARGV)], {}, "SEP-2243"),
         ("auth/basic-cimd", [shlex.join(SERVER_ARGV)], {}, "authorization"),
         (None, [shlex.join(SERVER_ARGV)], {}, "MCP_CONFORMANCE_SCENARIO"),
         ("tools_call", [], {}, "usage"),
