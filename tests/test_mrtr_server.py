@@ -433,7 +433,11 @@ async def named(params: ElicitRequestParams) -> ElicitResult:
 async def test_the_same_tools_push_in_the_handshake_era() -> None:
     server = build()
     async with connect_memory(
-        server, sampling=sampled, elicitation=named, roots=[Root(uri="file:///r")]
+        server,
+        sampling=sampled,
+        elicitation=named,
+        roots=[Root(uri="file:///r")],
+        era="handshake",
     ) as client:
         batch = await client.call_tool("batch")
         assert batch.content == [TextContent(text="Ada|hi|1")]
@@ -448,7 +452,7 @@ async def test_the_same_tools_push_in_the_handshake_era() -> None:
 async def test_both_eras_at_once_on_one_server() -> None:
     server = build()
     async with (
-        connect_memory(server, elicitation=named) as old,
+        connect_memory(server, elicitation=named, era="handshake") as old,
         wire_to(server) as new,
         anyio.create_task_group() as tg,
     ):
@@ -507,7 +511,7 @@ async def test_deprecated_features_warn_once_per_server_on_2026() -> None:
         warned = sorted(str(w.message).split(" is deprecated")[0] for w in record)
         assert warned == ["includeContext other than 'none'", "logging", "roots", "sampling"]
     # The handshake era deprecates none of them.
-    async with connect_memory(server, sampling=sampled, roots=[]) as client:
+    async with connect_memory(server, sampling=sampled, roots=[], era="handshake") as client:
         with warnings.catch_warnings():
             warnings.simplefilter("error", MCPDeprecationWarning)
             await client.call_tool("old_ways")
