@@ -323,8 +323,10 @@ async def test_thousand_abandoned_sessions_are_reclaimed() -> None:
                 tracemalloc.stop()
         assert held > 1000 * 1024  # over 1 KiB per session was really held ...
         # ... and is given back: what remains is hash-table capacity (sets and dicts grow
-        # by doubling and do not shrink) and caches such as the re module's.
-        assert left < 160 * 1024, (held, left)
+        # by doubling and do not shrink) and caches such as the re module's. It does not
+        # grow with the number of sessions (3,000 leave no more than 1,000; it varies from
+        # 60 to 200 KiB between runs), so the bound is on a constant.
+        assert left < 256 * 1024, (held, left)
 
 
 async def test_client_dropping_mid_stream_leaves_the_server_healthy(http: RunningServer) -> None:

@@ -23,7 +23,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, RPCError
-from ..types import ClientCapabilities, ErrorCode, InputRequiredResult
+from ..types import INPUT_REQUIRED_METHODS, ClientCapabilities, ErrorCode, InputRequiredResult
 from ._modern import missing_capability
 from ._request_state import RequestStateSealer, SealedState
 
@@ -36,7 +36,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 #: The only requests that may answer with an ``InputRequiredResult`` (mrtr.mdx).
-MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+MRTR_METHODS: Final = INPUT_REQUIRED_METHODS
 _KEY_LIMIT: Final = 256
 
 

@@ -22,7 +22,13 @@ from msgspec import Raw
 
 from ..exceptions import RPCError
 from ..types import (
+    CACHEABLE_METHODS,
     HANDSHAKE_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
     V2026_07_28,
     ClientCapabilities,
     ErrorCode,
@@ -47,27 +53,17 @@ __all__ = [
     "parse_modern",
 ]
 
-PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
-SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+# The _meta keys and method sets are shared with the client (types/_modern_meta.py).
+PROTOCOL_VERSION: Final = META_PROTOCOL_VERSION
+CLIENT_CAPABILITIES: Final = META_CLIENT_CAPABILITIES
+CLIENT_INFO: Final = META_CLIENT_INFO
+LOG_LEVEL: Final = META_LOG_LEVEL
+SERVER_INFO: Final = META_SERVER_INFO
 SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 
 #: Methods that exist only in the stateless era: their presence alone makes a request
 #: modern (a ``server/discover`` without ``_meta`` is a malformed modern request, -32602).
 MODERN_ONLY_METHODS: Final = frozenset({"server/discover", "subscriptions/listen"})
-#: Results that carry ``ttlMs`` and ``cacheScope`` (``server/utilities/caching.mdx``).
-CACHEABLE_METHODS: Final = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-    }
-)
 _LEVELS: Final = frozenset(get_args(LoggingLevel))
 
 
