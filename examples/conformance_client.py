@@ -105,6 +105,10 @@ class UsageError(Exception):
 
 ScenarioRun = Callable[[Client], Awaitable[None]]
 
+#: The scenario's data from ``MCP_CONFORMANCE_CONTEXT`` (JSON), for the scenarios that
+#: need it (e.g. the arguments ``http-custom-headers`` wants sent).
+CONTEXT: dict[str, Any] = {}
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -232,6 +236,48 @@ async def json_schema_ref_no_deref(client: Client) -> None:
         raise ScenarioError(f"the server does not list the tool 'lookup_user' (it lists {names})")
 
 
+def sample_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments for a tool's required properties: a value of each one's declared type."""
+    samples = {"string": "us-west1", "integer": 1, "number": 1.5, "boolean": True}
+    properties = schema.get("properties") or {}
+    return {
+        name: samples.get(properties.get(name, {}).get("type"), "x")
+        for name in schema.get("required") or []
+    }
+
+
+async def standard_headers(client: Client) -> None:
+    """``http-standard-headers``: list and use every tool, resource and prompt; the
+    transport sends Mcp-Method and Mcp-Name on each POST (SEP-2243)."""
+    async for tool in client.iter_tools():
+        await client.call_tool(tool.name, sample_arguments(tool.input_schema))
+    async for resource in client.iter_resources():
+        await client.read_resource(resource.uri)
+    async for prompt in client.iter_prompts():
+        arguments = {a.name: "x" for a in prompt.arguments or [] if a.required}
+        await client.get_prompt(prompt.name, arguments)
+
+
+async def custom_headers(client: Client) -> None:
+    """``http-custom-headers``: call the tools the context names with its arguments; the
+    transport mirrors their x-mcp-header parameters into Mcp-Param headers."""
+    calls = CONTEXT.get("toolCalls")
+    if not isinstance(calls, list) or not calls:
+        raise ScenarioError("MCP_CONFORMANCE_CONTEXT names no toolCalls")
+    names = await tool_names(client)  # the definitions the headers are made from
+    for call in calls:
+        if call["name"] not in names:
+            raise ScenarioError(f"the server does not list the tool {call['name']!r}")
+        await client.call_tool(call["name"], call.get("arguments") or {})
+
+
+async def invalid_tool_headers(client: Client) -> None:
+    """``http-invalid-tool-headers``: call every tool the client keeps; tools with invalid
+    x-mcp-header annotations never make it into the list (SEP-2243)."""
+    async for tool in client.iter_tools():
+        await client.call_tool(tool.name, sample_arguments(tool.input_schema))
+
+
 #: Callbacks that declare every client capability, for the request-metadata checks.
 ALL_CAPABILITIES: Final[Mapping[str, Any]] = {
     "elicitation": accept_with_defaults,
@@ -252,13 +298,9 @@ SCENARIOS: Final[Mapping[str, Scenario]] = {
         mrtr_request_state, {"elicitation": accept_with_defaults}
     ),
     "json-schema-ref-no-deref": Scenario(json_schema_ref_no_deref),
-}
-
-#: Harness client scenarios this client knows about but does not run yet, with the reason.
-OUT_OF_SCOPE: Final[Mapping[str, str]] = {
-    "http-standard-headers": "needs the SEP-2243 header scenarios driven (Mcp-Param work)",
-    "http-custom-headers": "needs Mcp-Param-{Name} headers from x-mcp-header (SEP-2243)",
-    "http-invalid-tool-headers": "needs x-mcp-header validation of listed tools (SEP-2243)",
+    "http-standard-headers": Scenario(standard_headers),
+    "http-custom-headers": Scenario(custom_headers),
+    "http-invalid-tool-headers": Scenario(invalid_tool_headers),
 }
 
 
@@ -271,8 +313,6 @@ def scenario_for(name: str) -> Scenario:
     scenario = SCENARIOS.get(name)
     if scenario is not None:
         return scenario
-    if name in OUT_OF_SCOPE:
-        raise UsageError(f"scenario {name!r} is not implemented: it {OUT_OF_SCOPE[name]}")
     if name.startswith("auth/"):
         raise UsageError(f"scenario {name!r} is not implemented: authorization (OAuth)")
     if name.startswith("sep-2640-"):
@@ -365,8 +405,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             raise UsageError("usage: conformance_client.py SERVER-URL-OR-COMMAND")
         scenario = scenario_for(name)
         if "MCP_CONFORMANCE_CONTEXT" in env:
-            # Only authorization scenarios carry data; still refuse a malformed context.
-            json.loads(env["MCP_CONFORMANCE_CONTEXT"])
+            context = json.loads(env["MCP_CONFORMANCE_CONTEXT"])
+            if not isinstance(context, dict):
+                raise UsageError("MCP_CONFORMANCE_CONTEXT is not a JSON object")
+            CONTEXT.clear()
+            CONTEXT.update(context)
         transport = transport_for(args)
         version = protocol_version(env)
     except UsageError as exc:

@@ -183,7 +183,7 @@ def test_an_unknown_scenario_exits_2() -> None:
 @pytest.mark.parametrize(
     ("scenario", "target", "extra", "message"),
     [
-        ("http-custom-headers", [shlex.join(SERVER_ARGV)], {}, "SEP-2243"),
+        ("sep-2640-client-no-prefetch", [shlex.join(SERVER_ARGV)], {}, "skills extension"),
         ("auth/basic-cimd", [shlex.join(SERVER_ARGV)], {}, "authorization"),
         (None, [shlex.join(SERVER_ARGV)], {}, "MCP_CONFORMANCE_SCENARIO"),
         ("tools_call", [], {}, "usage"),
@@ -195,6 +195,12 @@ def test_an_unknown_scenario_exits_2() -> None:
             "'2030-01-01' is not implemented",
         ),
         ("tools_call", [shlex.join(SERVER_ARGV)], {"MCP_CONFORMANCE_CONTEXT": "{"}, "not JSON"),
+        (
+            "tools_call",
+            [shlex.join(SERVER_ARGV)],
+            {"MCP_CONFORMANCE_CONTEXT": "[1]"},
+            "not a JSON object",
+        ),
         (
             "tools_call",
             ["http://localhost:3000/mcp", "--extra"],

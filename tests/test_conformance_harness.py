@@ -97,7 +97,8 @@ TAIL_LINES: Final = 40
 @dataclass(frozen=True)
 class Leg:
     """One leg of ``scenarios.json``: the revisions in-scope scenarios run at, the in-scope
-    scenarios, the tolerated checks (scenario -> check id -> reason) and the out-of-scope
+    scenarios, the tolerated checks (scenario -> check id, or "id (name)" -> reason) and
+    the out-of-scope
     scenarios (name -> reason)."""
 
     revisions: tuple[str, ...]
@@ -271,7 +272,11 @@ def check_problems(checks: Sequence[Mapping[str, Any]], tolerated: Mapping[str, 
         problems.append("no scored check: the scenario did not run (zero checks is no pass)")
     for check in checks:
         status = check.get("status")
-        if status in ("SUCCESS", INFO) or (status in TOLERABLE and check.get("id") in tolerated):
+        # A tolerance names a check id, or one check as "id (name)" when an id is shared.
+        named = f"{check.get('id')} ({check.get('name')})"
+        if status in ("SUCCESS", INFO) or (
+            status in TOLERABLE and (check.get("id") in tolerated or named in tolerated)
+        ):
             continue
         message = check.get("errorMessage") or check.get("description") or ""
         problems.append(f"{status} {check.get('id')} ({check.get('name')}): {message}")

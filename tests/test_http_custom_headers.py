@@ -11,13 +11,15 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
+import anyio
 import httpx
 import pytest
 
+from mcpkit.client import Client
 from mcpkit.exceptions import LocalProtocolError
 from mcpkit.protocol import headers_for_request
 from mcpkit.server import LowLevelServer, RequestContext, Server
-from mcpkit.types import TextContent, Tool
+from mcpkit.types import ListToolsResult, TextContent, Tool
 
 from ._httpserver import RunningServer, running_server
 from ._mcphttp import JSON_HEADERS, initialize, messages_of
@@ -338,3 +340,38 @@ def test_registered_annotations_are_known_to_the_server() -> None:
         "Verbose",
         "Tenant",
     ]
+
+
+async def test_mcpkit_client_mirrors_annotated_arguments(http: RunningServer) -> None:
+    # The client learns the tool's definition (listing the tools first if it has to) and
+    # sends Mcp-Param-* headers the server accepts: non-ASCII, edge spaces, numbers.
+    arguments = {"region": " Zürich ", "priority": 7, "verbose": True, "query": "q"}
+    with anyio.fail_after(LIMIT):
+        async with Client(http.url + "/mcp") as client:
+            assert client.protocol_version == MODERN
+            result = await client.call_tool("execute_sql", arguments)
+            assert result.is_error is not True
+            assert result.content == [TextContent(text=json.dumps(arguments, sort_keys=True))]
+
+
+async def test_mcpkit_client_drops_tools_with_invalid_annotations() -> None:
+    bad = {"type": "object", "properties": {"data": {"type": "object", "x-mcp-header": "Data"}}}
+    server = LowLevelServer("lists-a-bad-tool", "1.0")
+
+    async def handler(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "ok"
+
+    server.add_tool(Tool(name="good", input_schema={"type": "object"}), handler)
+    server.add_tool(Tool(name="placeholder", input_schema={"type": "object"}), handler)
+
+    async def list_with_a_bad_one(ctx: RequestContext, params: Any) -> ListToolsResult:
+        # A server that does not check its own annotations (mcpkit's refuses such tools).
+        return ListToolsResult(tools=[*server.tools, Tool(name="bad", input_schema=bad)])
+
+    server.set_request_handler("tools/list", list_with_a_bad_one)
+    with running_server(server.streamable_http_app()) as running, anyio.fail_after(LIMIT):
+        async with Client(running.url + "/mcp") as client:
+            assert [tool.name async for tool in client.iter_tools()] == ["good", "placeholder"]
+            async with Client(running.url + "/mcp", era="handshake") as old:
+                # The handshake era has no x-mcp-header: nothing is dropped there.
+                assert "bad" in [tool.name async for tool in old.iter_tools()]

@@ -30,6 +30,7 @@ from ..types import (
     InitializeResult,
     LoggingLevel,
     ServerCapabilities,
+    Tool,
 )
 from ._cache import ResultCache
 from ._callbacks import (
@@ -293,6 +294,11 @@ class Client(ServerFacing, Handshake, Stateless, ClientMethods):
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()
+
+    def _tool_definitions(self) -> dict[str, Tool] | None:
+        channel = None if self._endpoint is None else self._endpoint.channel
+        known = getattr(channel, "tool_definitions", None)
+        return known if isinstance(known, dict) else None
 
     def _require_init(self) -> InitializeResult | ModernServer:
         if self._modern is not None:

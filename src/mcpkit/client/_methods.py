@@ -6,11 +6,12 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, TypeVar
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..aio import ProgressCallback
 from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError
-from ..protocol import SchemaValidator, compile_schema
+from ..protocol import SchemaValidator, annotation_problem, compile_schema
 from ..types import (
     CallToolRequestParams,
     CallToolResult,
@@ -78,6 +79,29 @@ class ClientMethods:
         """Whether the 2026-07-28 era is in use (implemented by :class:`Client`)."""
         return False
 
+    def _tool_definitions(self) -> dict[str, Tool] | None:
+        """Where the transport looks up a called tool's definition (for ``Mcp-Param-*``
+        headers), if it uses them (implemented by :class:`Client`)."""
+        return None
+
+    def _screen_tools(self, result: ListToolsResult) -> ListToolsResult:
+        """2026-07-28: drop tools whose ``x-mcp-header`` annotations are invalid (clients
+        MUST exclude them, ``basic/transports/streamable-http.mdx`` "Schema Extension") and
+        remember the others' definitions for their calls' headers."""
+        kept = []
+        for tool in result.tools:
+            problem = annotation_problem(tool.input_schema)
+            if problem is not None:
+                logger.warning("ignoring tool %r: %s", tool.name, problem)
+                continue
+            kept.append(tool)
+        known = self._tool_definitions()
+        if known is not None:
+            known.update((tool.name, tool) for tool in kept)
+        if len(kept) == len(result.tools):
+            return result
+        return msgspec.structs.replace(result, tools=kept)
+
     def _use_log_level(self, level: LoggingLevel) -> None:
         raise NotImplementedError
 
@@ -142,6 +166,8 @@ class ClientMethods:
         """One page of the server's tools; pass ``next_cursor`` back for the next page."""
         params = ListToolsRequestParams(cursor=UNSET if cursor is None else cursor)
         result = await self.request("tools/list", params, ListToolsResult)
+        if self._is_modern():
+            result = self._screen_tools(result)
         checks = self.__dict__.setdefault("_output_checks", {})
         for tool in result.tools:
             if isinstance(tool.output_schema, dict):
@@ -187,6 +213,12 @@ class ClientMethods:
         params = CallToolRequestParams(
             name=name, arguments=UNSET if arguments is None else dict(arguments)
         )
+        known = self._tool_definitions() if self._is_modern() else None
+        if known is not None and name not in known:
+            # 2026-07-28 over HTTP: the call's Mcp-Param-* headers come from the tool's
+            # definition (x-mcp-header), so learn the definitions first.
+            async for _ in self.iter_tools():
+                pass
         result = await self.request(
             "tools/call",
             params,

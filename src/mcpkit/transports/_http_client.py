@@ -30,7 +30,7 @@ from ..exceptions import (
     TransportError,
 )
 from ..protocol import SSEParser, media_type, valid_session_id
-from ..types import V2025_03_26, RequestId
+from ..types import V2025_03_26, RequestId, Tool
 from ._http_client_modern import modern_headers
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
@@ -148,12 +148,16 @@ class StreamableHTTPChannel:
             (``None`` before, for a stateless server, and after the session ended).
         protocol_version: the version the server chose in its ``initialize`` result, sent
             as ``MCP-Protocol-Version`` on every later request.
+        tool_definitions: the tools the client saw in ``tools/list`` (2026-07-28), by
+            name: a call of one of them mirrors its ``x-mcp-header`` arguments into
+            ``Mcp-Param-*`` headers (``basic/transports/streamable-http.mdx``).
     """
 
     def __init__(self, transport: StreamableHTTPTransport) -> None:
         self._t = transport
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self.tool_definitions: dict[str, Tool] = {}
         self._client: httpx.AsyncClient | None = None
         self._owns_client = transport.http_client is None
         self._queue_in, self._queue_out = anyio.create_memory_object_stream[_Item](_QUEUE_SIZE)
@@ -257,7 +261,7 @@ class StreamableHTTPChannel:
             raise LocalProtocolError("use `async with transport.connect() as channel` first")
         out = classify(message)
         if out.request_ids:
-            modern = modern_headers(message)
+            modern = modern_headers(message, self.tool_definitions)
             if out.initialize_id is not None:
                 self._initialize_ids.add(out.initialize_id)
             scope = anyio.CancelScope()

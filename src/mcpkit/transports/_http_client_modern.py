@@ -4,18 +4,19 @@
 ``MCP-Protocol-Version`` (equal to ``_meta["io.modelcontextprotocol/protocolVersion"]``)
 and ``Mcp-Method``; ``tools/call``, ``resources/read`` and ``prompts/get`` also carry
 ``Mcp-Name`` ("Standard Request Headers"), encoded by
-:func:`mcpkit.protocol.headers_for_request`. ``Mcp-Param-*`` headers from ``x-mcp-header``
-tool annotations need the called tool's definition and are not sent here.
+:func:`mcpkit.protocol.headers_for_request`; a ``tools/call`` of a tool whose definition the
+client has seen also mirrors its ``x-mcp-header`` arguments into ``Mcp-Param-*`` headers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
 
 from ..protocol import headers_for_request
-from ..types import META_PROTOCOL_VERSION
+from ..types import META_PROTOCOL_VERSION, Tool
 
 __all__ = ["modern_headers"]
 
@@ -28,12 +29,15 @@ class _Request(msgspec.Struct):
 _REQUEST: Final = msgspec.json.Decoder(_Request)
 
 
-def modern_headers(message: bytes) -> dict[str, str] | None:
+def modern_headers(
+    message: bytes, tools: Mapping[str, Tool] | None = None
+) -> dict[str, str] | None:
     """The 2026-07-28 headers for ``message``, or ``None`` when it is not a request that
     names a protocol version in its ``_meta`` (a handshake-era message).
 
     Raises:
-        LocalProtocolError: a method name that cannot travel in ``Mcp-Method``.
+        LocalProtocolError: a method name that cannot travel in ``Mcp-Method``, or an
+            annotated argument no header can carry.
     """
     try:
         request = _REQUEST.decode(message)
@@ -46,4 +50,13 @@ def modern_headers(message: bytes) -> dict[str, str] | None:
     version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
     if not isinstance(version, str):
         return None
-    return {"MCP-Protocol-Version": version, **headers_for_request(request.method, params)}
+    name = params.get("name")
+    tool = (
+        tools.get(name)
+        if tools and request.method == "tools/call" and isinstance(name, str)
+        else None
+    )
+    return {
+        "MCP-Protocol-Version": version,
+        **headers_for_request(request.method, params, tool),
+    }
