@@ -269,4 +269,5 @@ async def test_a_timed_out_stateless_request_is_cancelled_by_closing_its_stream(
                 await client.call_tool("hang", timeout=0.3)
             assert await anyio.to_thread.run_sync(cancelled.wait, LIMIT)
             assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
-    assert counting.seen == [("POST", "/mcp")] * 3  # discover, hang, echo: no cancel POST
+    # discover, tools/list (the definitions for Mcp-Param headers), hang, echo: no cancel POST
+    assert counting.seen == [("POST", "/mcp")] * 4

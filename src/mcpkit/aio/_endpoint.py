@@ -17,6 +17,7 @@ import asyncio
 import logging
 import math
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Final
 
@@ -569,6 +570,7 @@ class Endpoint:
         timeout: float | None = None,
         max_timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        on_sent: Callable[[RequestId], None] | None = None,
     ) -> Raw:
         """Send a request and wait for its result (the raw JSON object).
 
@@ -580,6 +582,8 @@ class Endpoint:
             max_timeout: absolute bound in seconds, however much progress arrives.
             on_progress: called with every progress notification, in order, from this task;
                 registered before the request is sent.
+            on_sent: called with the request's id before it is sent (to route messages
+                that name it, e.g. a listen stream's notifications).
 
         Raises:
             RPCError: the peer answered with an error.
@@ -591,6 +595,8 @@ class Endpoint:
         if self.closed:
             raise ConnectionClosedError("the connection closed")
         rid, data = self.connection.send_request(method, params, progress=on_progress is not None)
+        if on_sent is not None:
+            on_sent(rid)
         waiter = _Waiter()
         self._waiters[rid] = waiter
         now = anyio.current_time()

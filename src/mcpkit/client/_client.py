@@ -29,6 +29,7 @@ from ..types import (
     Implementation,
     InitializeResult,
     LoggingLevel,
+    RequestId,
     ServerCapabilities,
     Tool,
 )
@@ -43,6 +44,7 @@ from ._callbacks import (
 )
 from ._handshake import Handshake
 from ._lenient import lenient_decode
+from ._listen import ListenMethods, ListenStream
 from ._methods import ClientMethods, Timeout
 from ._modern import Era, ModernServer, discover
 from ._mrtr import Deprecations
@@ -70,7 +72,7 @@ class ClientTransport(Protocol):
         ...
 
 
-class Client(ServerFacing, Handshake, Stateless, ClientMethods):
+class Client(ServerFacing, Handshake, Stateless, ListenMethods, ClientMethods):
     """An MCP client session. Use ``async with`` (enter and exit in the same task)::
 
         async with Client(StdioTransport("python", ["server.py"])) as client:
@@ -217,6 +219,8 @@ class Client(ServerFacing, Handshake, Stateless, ClientMethods):
         self._log_level: LoggingLevel | None = None
         self._declared = ClientCapabilities()
         self.deprecations = Deprecations()
+        #: Open subscriptions/listen streams by request id (see :meth:`listen`).
+        self._listens: dict[RequestId, ListenStream] = {}
 
     # -- lifecycle ----------------------------------------------------------------------
 

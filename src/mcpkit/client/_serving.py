@@ -13,12 +13,14 @@ from ..exceptions import LocalProtocolError, RPCError
 from ..types import (
     ClientCapabilities,
     ErrorCode,
+    RequestId,
     ResourceUpdatedNotificationParams,
     Root,
     method_spec,
 )
 from ._cache import ResultCache
 from ._callbacks import ClientHandlers, RootsProvider
+from ._listen import ACKNOWLEDGED, ListenStream, subscription_of
 from ._mrtr import Deprecations
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ class ServerFacing:
     _declared: ClientCapabilities
     _modern: ModernServer | None
     _requested_version: str
+    _listens: dict[RequestId, ListenStream]
 
     if TYPE_CHECKING:  # provided by Client (a stub here would shadow it in the MRO)
 
@@ -90,6 +93,14 @@ class ServerFacing:
         return await self.handlers.handle_request(request)
 
     async def _on_notification(self, method: str, params: Raw | None) -> None:
+        # A listen stream's notifications name it in _meta (subscriptions.mdx).
+        if self._listens:
+            found = subscription_of(params)
+            stream = None if found is None else self._listens.get(found[0])
+            if found is not None and stream is not None:
+                stream.deliver(method, params, found[1])
+                if method == ACKNOWLEDGED:
+                    return
         # A relevant notification makes cached results stale at once
         # (server/utilities/caching.mdx "Interaction with Notifications").
         if self.cache is not None:

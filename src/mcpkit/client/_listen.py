@@ -1,0 +1,275 @@
+"""``subscriptions/listen`` on the client (2026-07-28): a notification stream as an async
+iterator.
+
+2026-07-28 ``basic/patterns/subscriptions.mdx``: the client opens a long-lived
+``subscriptions/listen`` request naming the notifications it wants; the server first sends
+``notifications/subscriptions/acknowledged`` (the subset it honours), then every matching
+notification with ``_meta["io.modelcontextprotocol/subscriptionId"]`` set to the listen
+request's id, and answers the request only when it ends the stream gracefully. The client
+ends it by cancelling the request (``notifications/cancelled`` on stdio, closing the
+response stream over HTTP).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import msgspec
+from msgspec import UNSET, Raw
+
+from ..exceptions import (
+    CapabilityError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestTimeoutError,
+)
+from ..types import RequestId, SubscriptionFilter, SubscriptionsListenResult
+
+if TYPE_CHECKING:
+    from ..aio import Endpoint
+    from ._modern import ModernServer
+
+__all__ = [
+    "ACKNOWLEDGED",
+    "ListenMethods",
+    "ListenNotification",
+    "ListenStream",
+    "subscription_of",
+]
+
+logger = logging.getLogger("mcpkit.client")
+
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+
+class _Probe(msgspec.Struct):
+    meta: Any = msgspec.field(default=None, name="_meta")
+    notifications: Any = None
+
+
+_PROBE: Final = msgspec.json.Decoder(_Probe)
+
+
+def subscription_of(params: Raw | None) -> tuple[Any, _Probe] | None:
+    """The subscription id a notification carries in its ``_meta``, and its probe."""
+    if params is None:
+        return None
+    try:
+        probe = _PROBE.decode(params)
+    except msgspec.DecodeError:
+        return None
+    meta = probe.meta
+    if not isinstance(meta, dict) or SUBSCRIPTION_ID not in meta:
+        return None
+    return meta[SUBSCRIPTION_ID], probe
+
+
+@dataclass(frozen=True)
+class ListenNotification:
+    """One notification delivered on a listen stream.
+
+    Attributes:
+        method: e.g. ``notifications/tools/list_changed``.
+        params: its params (``_meta`` included).
+    """
+
+    method: str
+    params: dict[str, Any]
+
+
+class ListenStream:
+    """The notifications of one ``subscriptions/listen`` request, in order; iterate with
+    ``async for``. Made by :meth:`mcpkit.client.Client.listen`.
+
+    Attributes:
+        subscription_id: the listen request's id (on every delivered notification).
+        honoured: the part of the requested filter the server honours (from its
+            acknowledgement).
+        result: the server's final result once it ended the stream gracefully.
+        dropped: notifications dropped because the consumer fell ``max_queued`` behind.
+    """
+
+    def __init__(self, max_queued: int) -> None:
+        self.subscription_id: RequestId | None = None
+        self.honoured: SubscriptionFilter | None = None
+        self.result: SubscriptionsListenResult | None = None
+        self.dropped = 0
+        self._max_queued = max_queued
+        self._queue: deque[ListenNotification] = deque()
+        #: Why the stream failed (the listen request's error), if it did.
+        self.error: BaseException | None = None
+        self._ended = False
+        self._wakeup = anyio.Event()
+        self.acknowledged = anyio.Event()
+
+    # -- fed by the client ----------------------------------------------------------------
+
+    def deliver(self, method: str, params: Raw | None, probe: _Probe) -> None:
+        if method == ACKNOWLEDGED:
+            try:
+                self.honoured = msgspec.convert(
+                    probe.notifications or {}, SubscriptionFilter, from_attributes=False
+                )
+            except msgspec.ValidationError as exc:
+                self.fail(RemoteProtocolError(f"invalid subscription acknowledgement: {exc}"))
+                return
+            self.acknowledged.set()
+            return
+        if not self.acknowledged.is_set():
+            # subscriptions.mdx: the acknowledgement comes first; tolerate, but say so.
+            logger.warning("a listen notification arrived before its acknowledgement")
+        if len(self._queue) >= self._max_queued:
+            self._queue.popleft()  # bounded: the oldest goes, and the loss is counted
+            self.dropped += 1
+            if self.dropped == 1:
+                logger.warning(
+                    "listen stream %r: consumer too slow, dropping", self.subscription_id
+                )
+        decoded = msgspec.json.decode(params) if params is not None else {}
+        self._queue.append(ListenNotification(method, decoded if isinstance(decoded, dict) else {}))
+        self._wake()
+
+    def finish(self, result: SubscriptionsListenResult) -> None:
+        self.result = result
+        self._ended = True
+        self._wake()
+
+    def fail(self, error: BaseException) -> None:
+        if not self._ended:
+            self.error = error
+            self._ended = True
+        self.acknowledged.set()  # nobody waits for an acknowledgement that cannot come
+        self._wake()
+
+    def _wake(self) -> None:
+        self._wakeup.set()
+        self._wakeup = anyio.Event()
+
+    # -- read by the user -----------------------------------------------------------------
+
+    def __aiter__(self) -> ListenStream:
+        return self
+
+    async def __anext__(self) -> ListenNotification:
+        """The next notification; the iteration ends when the server ends the stream.
+
+        Raises:
+            RPCError: the server refused or failed the listen request.
+            ConnectionClosedError: the connection ended.
+        """
+        while not self._queue:
+            if self._ended:
+                if self.error is not None:
+                    raise self.error
+                raise StopAsyncIteration
+            await self._wakeup.wait()
+        return self._queue.popleft()
+
+
+class ListenMethods:
+    """``Client.listen``; mixed into :class:`mcpkit.client.Client`."""
+
+    if TYPE_CHECKING:
+        _endpoint: Endpoint | None
+        _modern: ModernServer | None
+        _listens: dict[RequestId, ListenStream]
+        timeout: float | None
+
+        def _meta(self, version: str) -> dict[str, Any]: ...
+
+    @contextlib.asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        max_queued: int = 1024,
+    ) -> AsyncIterator[ListenStream]:
+        """Open a ``subscriptions/listen`` stream (2026-07-28) for the chosen
+        notifications: list changes of tools, prompts, resources, and updates of the
+        resources named in ``resource_uris``. Entering waits (within the client's timeout)
+        for the server's acknowledgement; leaving cancels the request::
+
+            async with client.listen(tools=True) as stream:
+                async for note in stream:
+                    print(note.method)
+
+        At most ``max_queued`` notifications wait for the consumer; beyond that the
+        oldest are dropped (and counted in ``stream.dropped``).
+
+        Raises:
+            CapabilityError: the server speaks the handshake era (use
+                ``subscribe_resource`` and ``on_list_changed`` there).
+            RPCError: the server refused the listen request.
+            RequestTimeoutError: no acknowledgement in time.
+            LocalProtocolError: the client is not connected, or ``max_queued`` < 1.
+        """
+        if self._endpoint is None:
+            raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
+        if self._modern is None:
+            raise CapabilityError(
+                "subscriptions/listen exists only in MCP 2026-07-28; this server speaks the "
+                "handshake era (use subscribe_resource and on_list_changed)"
+            )
+        if max_queued < 1:
+            raise LocalProtocolError("max_queued must be at least 1")
+        wanted = SubscriptionFilter(
+            tools_list_changed=True if tools else UNSET,
+            prompts_list_changed=True if prompts else UNSET,
+            resources_list_changed=True if resources else UNSET,
+            resource_subscriptions=list(resource_uris) if resource_uris else UNSET,
+        )
+        params = {
+            "notifications": msgspec.to_builtins(wanted),
+            "_meta": self._meta(self._modern.version),
+        }
+        stream = ListenStream(max_queued)
+        endpoint = self._endpoint
+        listens = self._listens
+
+        def register(rid: RequestId) -> None:
+            stream.subscription_id = rid
+            listens[rid] = stream
+
+        async def run() -> None:
+            try:
+                # Long-lived by design: it ends when the server closes the stream or the
+                # caller leaves the block (which cancels it).
+                raw = await endpoint.request(
+                    "subscriptions/listen", params, timeout=None, on_sent=register
+                )
+                stream.finish(msgspec.json.decode(raw, type=SubscriptionsListenResult))
+            except msgspec.ValidationError as exc:
+                stream.fail(RemoteProtocolError(f"invalid subscriptions/listen result: {exc}"))
+            except Exception as exc:
+                stream.fail(exc)
+            finally:
+                if stream.subscription_id is not None:
+                    listens.pop(stream.subscription_id, None)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            try:
+                wait = math.inf if self.timeout is None else self.timeout
+                try:
+                    with anyio.fail_after(wait):
+                        await stream.acknowledged.wait()
+                except TimeoutError:
+                    raise RequestTimeoutError(
+                        "subscriptions/listen was not acknowledged in time"
+                    ) from None
+                if stream.error is not None:
+                    raise stream.error
+                yield stream
+            finally:
+                tg.cancel_scope.cancel()
