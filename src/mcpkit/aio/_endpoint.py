@@ -17,6 +17,7 @@ import asyncio
 import logging
 import math
 from collections import deque
+from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Final
 
@@ -104,6 +105,8 @@ class Endpoint:
         autoreceive: whether entering the endpoint starts the loop reading the channel.
             ``False`` for transports that read messages themselves and hand them to
             :meth:`dispatch` (Streamable HTTP).
+        on_drain: called once when the peer stopped sending, before unfinished requests
+            get their ``drain_timeout`` (to end long-lived ones gracefully).
     """
 
     def __init__(
@@ -118,6 +121,7 @@ class Endpoint:
         drain_timeout: float = 2.0,
         connection: Connection | None = None,
         autoreceive: bool = True,
+        on_drain: Callable[[], None] | None = None,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
@@ -128,6 +132,7 @@ class Endpoint:
         self._gate = gate
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
+        self._on_drain = on_drain
         self._idle: anyio.Event | None = None  # set when the last handler finishes
         # notify_soon() messages, in order, each with the route it belongs to.
         self._soon: deque[tuple[bytes, ReplyRoute | None]] = deque()
@@ -211,6 +216,8 @@ class Endpoint:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 await self._receive_loop()
+                if self._on_drain is not None:
+                    self._on_drain()  # e.g. end long-lived requests gracefully
                 if self._handlers:
                     self._idle = anyio.Event()
                     with anyio.move_on_after(self._drain_timeout):
@@ -221,6 +228,16 @@ class Endpoint:
             with anyio.CancelScope(shield=True):
                 await self._cancel_native_handlers()
                 await self._close_channel()
+
+    def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> bool:
+        """Run ``fn(*args)`` in the background, in the connection's task group (cancelled
+        when :meth:`run` ends; an :meth:`attach`-ed endpoint uses the caller's group, so
+        the task must end itself when the connection does). Returns ``False``, running
+        nothing, when the connection is not being served."""
+        if self._task_group is None or self.closed:
+            return False
+        self._task_group.start_soon(fn, *args)
+        return True
 
     async def _cancel_native_handlers(self) -> None:
         tasks = [h for h in self._handlers.values() if isinstance(h, asyncio.Task)]

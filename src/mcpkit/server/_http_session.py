@@ -120,6 +120,7 @@ class HttpSession:
             return
         self.closed = True
         self.server_session.server.sessions.discard(self.server_session)
+        self.server_session.release()
         self._release()
         if self._task_group is None:
             self._ended()
@@ -134,6 +135,7 @@ class HttpSession:
             return False
         self.closed = True
         self.server_session.server.sessions.discard(self.server_session)
+        self.server_session.release()
         self._release()
         self._ended()
         return True
