@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from mcpkit.protocol import SSEParser
+from mcpkit.server import Server
 
 from ._httpserver import RunningServer, running_server
 from ._mcphttp import JSON_HEADERS
@@ -205,3 +206,25 @@ async def test_the_server_ends_the_stream_gracefully(
     assert final["id"] == "g"
     assert final["result"]["resultType"] == "complete"
     assert final["result"]["_meta"][SUB] == "g"
+
+
+async def test_shutting_the_server_down_ends_listens_gracefully() -> None:
+    """``serve_http`` ends open listens as shutdown begins (``LowLevelServer.serve_http``
+    passes ``end_subscriptions``): each stream gets its final result, not a cut."""
+    server = Server("shutdown-test")
+
+    @server.tool()
+    async def noop() -> str:
+        """Nothing."""
+        return ""
+
+    app = server.streamable_http_app()
+    with running_server(app, on_shutdown=server.end_subscriptions) as running:
+        async with listen(running, "s", toolsListChanged=True) as stream:
+            assert (await stream.next() or {}).get("method") == ACK
+            running.http.stop()
+            final = await stream.next()
+            assert await stream.next() is None
+    assert final is not None
+    assert final["id"] == "s"
+    assert final["result"]["_meta"][SUB] == "s"

@@ -420,7 +420,8 @@ class LowLevelServer:
 
         options.setdefault("security", TransportSecurity.for_bind(host, port))
         app = app_for(self, transport, **options)
-        await serve_http(app, host=host, port=port, ready=ready)
+        # Open subscriptions/listen streams end with their final result, not a cut.
+        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=self.end_subscriptions)
 
     def run(
         self,
