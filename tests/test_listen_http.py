@@ -23,7 +23,8 @@ from mcpkit.protocol import SSEParser
 from mcpkit.server import Server
 
 from ._httpserver import RunningServer, running_server
-from ._mcphttp import JSON_HEADERS
+from ._mcphttp import JSON_HEADERS, RawSession, messages_of, request
+from ._mcphttp import events as sse_events
 from ._wire import MODERN, meta
 from .conftest import EXAMPLES
 
@@ -228,3 +229,30 @@ async def test_shutting_the_server_down_ends_listens_gracefully() -> None:
     assert final is not None
     assert final["id"] == "s"
     assert final["result"]["_meta"][SUB] == "s"
+
+
+async def test_a_resource_update_reaches_each_subscriber_on_its_own_session(
+    http: RunningServer,
+) -> None:
+    """Handshake era: session A's tool publishes an update; subscribed session B gets it on
+    its GET stream, and A's answer carries nothing of B's."""
+    async with httpx.AsyncClient(timeout=LIMIT) as client:
+        a, b = RawSession(client, http.url + "/mcp"), RawSession(client, http.url + "/mcp")
+        await a.open()
+        await b.open()
+        await b.call(1, "resources/subscribe", {"uri": WATCHED})
+        async with b.stream(None) as standalone:
+            assert standalone.status_code == 200
+            events = aiter(sse_events(standalone))
+            response = await a.post(
+                request(2, "tools/call", {"name": "test_watched_resource_update", "arguments": {}})
+            )
+            answer = messages_of(response)
+            with anyio.fail_after(LIMIT):
+                update = None
+                while update is None:
+                    event = await anext(events)
+                    update = json.loads(event.data) if event.data else None
+            await events.aclose()  # type: ignore[attr-defined]
+    assert [m.get("method") for m in answer] == [None], (answer, response.headers)
+    assert update == {"jsonrpc": "2.0", "method": UPDATED, "params": {"uri": WATCHED}}

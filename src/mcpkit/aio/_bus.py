@@ -135,9 +135,8 @@ class _MemorySubscription:
 
     def _offer(self, message: BusMessage) -> None:
         if len(self._queue) >= self.max_queued:
-            logger.warning(
-                "a subscriber fell %d notifications behind and was cut off", self.max_queued
-            )
+            # Debug only: this runs in the publisher's task; the subscriber's owner reports.
+            logger.debug("a subscriber fell %d notifications behind: cut off", self.max_queued)
             self._queue.clear()
             self._stop(_OVERFLOWED)
             return

@@ -484,17 +484,18 @@ class Endpoint:
             if (data is not None or route is not None) and self._task_group is not None:
                 self._task_group.start_soon(self._finish_quietly, route, data)
 
-    def notify_soon(self, method: str, params: Any = UNSET) -> None:
+    def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
         """Send a notification in the background (best effort), from synchronous code
         running on the event loop. Notifications sent this way keep their order. Dropped
-        when the connection is not running.
+        when the connection is not running. ``related`` as for :meth:`notify`.
 
         Raises:
             LocalProtocolError: ``params`` is not an object or cannot be encoded.
         """
         if self._task_group is None or self.closed:
             return
-        self._soon.append((self.connection.send_notification(method, params), _CURRENT.get()))
+        route = _CURRENT.get() if related else None
+        self._soon.append((self.connection.send_notification(method, params), route))
         if not self._draining:
             self._draining = True
             self._task_group.start_soon(self._drain_soon)
@@ -566,8 +567,11 @@ class Endpoint:
             self._fail_pending()
             raise ConnectionClosedError("the connection closed") from exc
 
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        """Send a notification.
+    async def notify(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
+        """Send a notification: with the messages of the request being handled in this
+        task (see :class:`ReplyRoute`), or, when ``related`` is false, as a message of the
+        connection that belongs to no request (for example a change notification sent to
+        every client while one client's request is being handled).
 
         Raises:
             LocalProtocolError: ``params`` is not an object or cannot be encoded.
@@ -575,7 +579,8 @@ class Endpoint:
         """
         if self.closed:
             raise ConnectionClosedError("the connection closed")
-        await self.send_raw(self.connection.send_notification(method, params))
+        data = self.connection.send_notification(method, params)
+        await self._send(data, _CURRENT.get() if related else None)
 
     async def request(
         self,

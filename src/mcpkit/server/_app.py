@@ -56,10 +56,11 @@ from ._compat import (
 from ._context import RequestContext
 from ._files import DirectoryResources
 from ._listen import LIST_CHANGED, list_changed_message, resource_updated_message
-from ._logbridge import McpLogHandler
+from ._logbridge import McpLogHandler, current_request
 from ._lowlevel import LowLevelServer
 from ._prompts import PromptRegistry
 from ._resources import ResourceRegistry
+from ._session import ServerSession
 from ._tools import ToolRegistry
 
 __all__ = ["CompletionHandler", "Server"]
@@ -75,6 +76,12 @@ CompletionHandler = Callable[
 ]
 _MAX_COMPLETIONS: Final = 100  # server/utilities/completion.mdx: at most 100 values
 _RESOURCE_NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
+
+
+def _requesting_session() -> ServerSession | None:
+    """The connection of the request being handled in this task, if any."""
+    ctx = current_request.get()
+    return None if ctx is None else ctx.session
 
 
 class Server(LowLevelServer):
@@ -352,11 +359,14 @@ class Server(LowLevelServer):
         background; nothing to do before the server runs)."""
         self.bus.publish(list_changed_message(kind))
         method = LIST_CHANGED[kind]
+        own = _requesting_session()
         for session in list(self.sessions):
             # Once initialize is answered (notifications are not requests, so they need not
             # wait for notifications/initialized; basic/lifecycle.mdx).
             if session.protocol_version is not None:
-                session.notify_soon(method)
+                # With the request being handled only on its own client's connection
+                # (over HTTP another client's request stream is not this client's).
+                session.notify_soon(method, related=session is own)
 
     async def notify_resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to ``uri`` that it changed
@@ -365,9 +375,10 @@ class Server(LowLevelServer):
         for them). Published on the server's bus, so with a shared bus other processes'
         clients hear it too. Returns how many subscribers in this process it reached."""
         told = self.bus.publish(resource_updated_message(uri))
+        own = _requesting_session()
         for session in list(self.sessions):
             try:
-                await session.resource_updates.flush()
+                await session.resource_updates.flush(related=session is own)
             except ConnectionClosedError:
                 logger.debug("a subscribed client left before its resource update")
         return told

@@ -152,6 +152,7 @@ async def serve_listen(
             except anyio.EndOfStream:
                 break
             except SubscriptionOverflowError as exc:
+                logger.warning("listen %r ended: %s", ctx.request_id, exc)
                 raise RPCError(
                     ErrorCode.SERVER_BUSY,
                     f"Subscription ended: {exc}; listen again and refetch",
@@ -177,11 +178,13 @@ class ResourceUpdates:
     the handshake era has no stream to end.
     """
 
+    __slots__ = ("_lock", "_session", "_subscription", "uris")
+
     def __init__(self, session: ServerSession) -> None:
         self._session = session
         self.uris: set[str] = set()
         self._subscription: Subscription | None = None
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # made on first subscription: most have none
 
     def add(self, uri: str) -> None:
         self.uris.add(uri)
@@ -204,6 +207,8 @@ class ResourceUpdates:
         if not topics:
             return
         self._subscription = self._session.server.bus.subscribe(topics)
+        if self._lock is None:
+            self._lock = anyio.Lock()
         if not self._session.start_soon(self._forward, self._subscription):
             logger.debug("resource updates are delivered on flush only (session not running)")
 
@@ -217,19 +222,27 @@ class ResourceUpdates:
         finally:
             subscription.close()
 
-    async def flush(self) -> None:
-        """Send what is queued for this session, in order.
+    async def flush(self, *, related: bool = False) -> None:
+        """Send what is queued for this session, in order (``related``: with the request
+        being handled in this task, when it is this session's own).
 
         Raises:
             ConnectionClosedError: the client is gone.
         """
+        if self._lock is None:
+            return  # never subscribed
         async with self._lock:
             subscription = self._subscription
             while subscription is not None:
                 try:
                     message = subscription.receive_nowait()
                 except SubscriptionOverflowError as exc:
-                    logger.warning("resource updates for a client were dropped: %s", exc)
+                    # Not forwarded to whichever client's request is running this flush.
+                    token = current_request.set(None)
+                    try:
+                        logger.warning("resource updates for a client were dropped: %s", exc)
+                    finally:
+                        current_request.reset(token)
                     self._subscription = None
                     self._retopic()
                     return
@@ -237,4 +250,6 @@ class ResourceUpdates:
                     return
                 if message is None:
                     return
-                await self._session.notify(message.method, message.params)
+                # Unless the publishing request is this session's own, related to no
+                # request: over HTTP another client's request stream is not this one's.
+                await self._session.notify(message.method, message.params, related=related)

@@ -248,19 +248,20 @@ class ServerSession:
 
     # -- sending ------------------------------------------------------------------------
 
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        """Send a notification to the client.
+    async def notify(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
+        """Send a notification to the client (``related=False``: one that belongs to no
+        request being handled in this task, e.g. a change another client caused).
 
         Raises:
             LocalProtocolError: ``params`` is not an object or cannot be encoded.
             ConnectionClosedError: the client is gone.
         """
-        await self.endpoint.notify(method, params)
+        await self.endpoint.notify(method, params, related=related)
 
-    def notify_soon(self, method: str, params: Any = UNSET) -> None:
+    def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
         """Send a notification in the background, from synchronous code on the event loop
         (best effort: nothing is sent once the connection has ended)."""
-        self.endpoint.notify_soon(method, params)
+        self.endpoint.notify_soon(method, params, related=related)
 
     def log_soon(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
         """Send a log message in the background if ``level`` passes the client's threshold
