@@ -219,6 +219,9 @@ class ResourceUpdates:
                 await subscription.wait()
         except (anyio.ClosedResourceError, ConnectionClosedError):
             pass
+        except Exception:
+            # Over HTTP this task runs in the app's shared task group: never break it.
+            logger.exception("forwarding resource updates failed; the subscription ends")
         finally:
             subscription.close()
 
