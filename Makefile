@@ -8,6 +8,10 @@ STAMP := $(VENV)/.installed
 # node_modules, so deleting node_modules or changing the lock file reinstalls.
 TS_DIR := tests/interop_ts
 TS_STAMP := $(TS_DIR)/node_modules/.installed
+# The TypeScript SDK v2 (@modelcontextprotocol/client and /server, the 2026-07-28 era) for
+# tests/test_interop_typescript_v2.py, in its own directory and lock file, installed the same way.
+TS2_DIR := tests/interop_ts2
+TS2_STAMP := $(TS2_DIR)/node_modules/.installed
 # The official MCP conformance harness (tests/test_conformance_harness.py), pinned by its
 # lock file and installed the same way.
 CONFORMANCE_DIR := tests/conformance
@@ -29,6 +33,11 @@ $(TS_STAMP): $(TS_DIR)/package.json $(TS_DIR)/package-lock.json | $(STAMP)
 	cd $(TS_DIR) && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $(TS_STAMP)
 
+# --ignore-scripts here too: nothing in the v2 SDK's lock file declares an install script.
+$(TS2_STAMP): $(TS2_DIR)/package.json $(TS2_DIR)/package-lock.json | $(STAMP)
+	cd $(TS2_DIR) && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $(TS2_STAMP)
+
 # --ignore-scripts here too: the harness is shipped built (dist/) and nothing in its lock
 # file declares an install script.
 $(CONFORMANCE_STAMP): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json | $(STAMP)
@@ -47,7 +56,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict
 
-unit: $(STAMP) $(TS_STAMP) $(CONFORMANCE_STAMP)
+unit: $(STAMP) $(TS_STAMP) $(TS2_STAMP) $(CONFORMANCE_STAMP)
 	$(PY) -m pytest -q
 
 # The HTTP section needs wrk (Debian's package): installed here when missing, with apt-get as
@@ -62,4 +71,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .hypothesis $(TS_DIR)/node_modules \
-		$(CONFORMANCE_DIR)/node_modules
+		$(TS2_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules

@@ -15,7 +15,9 @@ for some scenarios ``MCP_CONFORMANCE_CONTEXT`` (JSON) and ``MCP_CONFORMANCE_PROT
 
 Exit status: 0 when the scenario ran to the end, 1 when it failed (the reason on stderr),
 2 for a usage problem: no target, an unknown scenario, or a scenario that is out of scope
-for now (authorization, the 2026-07-28 revision, the skills extension). Only
+for now (authorization, the 2026-07-28 HTTP header scenarios, the skills extension). At
+``MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28`` the client speaks only the stateless era
+(``server/discover``, then per-request ``_meta``; no ``initialize``). Only
 :func:`transport_for` depends on the target (Streamable HTTP for a URL, stdio for a
 command); every scenario is a function of a connected :class:`mcpkit.client.Client`.
 
@@ -23,7 +25,8 @@ command); every scenario is a function of a connected :class:`mcpkit.client.Clie
 ``tests/conformance/scenarios.json`` says which client scenarios are in scope and why the
 others are not.
 
-Scenarios (the handshake-era, non-authorization client scenarios of the harness, 0.2.0-alpha.12):
+Scenarios (the non-authorization client scenarios of the harness, 0.2.0-alpha.12, without
+the 2026-07-28 HTTP header ones):
 
 ``initialize``
     initialize (protocol version and ``clientInfo``), then list the tools.
@@ -39,6 +42,18 @@ Scenarios (the handshake-era, non-authorization client scenarios of the harness,
     call ``test_reconnection``. The scenario's checks (reconnect with GET after the
     ``retry`` delay, with ``Last-Event-ID``) are Streamable HTTP behaviour, done by the
     transport; over stdio the call simply completes.
+``request-metadata`` (2026-07-28)
+    list the tools: every request carries ``_meta`` (version, capabilities, client info)
+    and the matching ``MCP-Protocol-Version`` header; the first request is refused with
+    -32022 and retried with a supported version. The client declares elicitation,
+    sampling and roots so that their capability checks apply.
+``sep-2322-client-request-state`` (2026-07-28)
+    call the four ``test_mrtr_*`` tools: input-required results are fulfilled with the
+    elicitation callback and retried with a new id and the ``requestState`` echoed (or
+    none when the server sent none); a result without ``resultType`` is complete.
+``json-schema-ref-no-deref`` (2026-07-28)
+    list the tools, whose ``inputSchema`` has a network ``$ref``: nothing fetches it
+    (mcpkit never dereferences a ``$ref`` over the network).
 """
 
 from __future__ import annotations
@@ -59,10 +74,14 @@ from mcpkit.exceptions import TransportError
 from mcpkit.types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
+    MODERN_VERSIONS,
     CallToolResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
     Implementation,
+    Root,
     TextContent,
 )
 
@@ -147,6 +166,12 @@ async def accept_with_defaults(params: ElicitRequestParams) -> ElicitResult:
 # -- scenarios --------------------------------------------------------------------------
 
 
+async def refuse_sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
+    """Sampling callback for scenarios that only need the capability declared: no scenario
+    server samples, so being asked is a failure."""
+    raise ScenarioError("the server asked for sampling, which this scenario never needs")
+
+
 async def initialize(client: Client) -> None:
     """``initialize``: the handshake happened on connecting; list the tools."""
     if client.protocol_version not in HANDSHAKE_VERSIONS:
@@ -181,6 +206,39 @@ async def sse_retry(client: Client) -> None:
     await call_listed_tool(client, "test_reconnection", {})
 
 
+async def request_metadata(client: Client) -> None:
+    """``request-metadata``: connecting (``server/discover``, refused once with -32022 and
+    retried) and listing the tools exercise the per-request metadata."""
+    if client.protocol_version not in MODERN_VERSIONS:
+        raise ScenarioError(f"unexpected protocol version {client.protocol_version!r}")
+    await tool_names(client)
+
+
+async def mrtr_request_state(client: Client) -> None:
+    """``sep-2322-client-request-state``: each tool answers with an input-required result
+    first (except the last two); the client's MRTR loop does the rest."""
+    for name in ("test_mrtr_echo_state", "test_mrtr_no_state"):
+        result = await call_listed_tool(client, name, {})
+        if result.result_type != "complete":
+            raise ScenarioError(f"{name} did not end with a complete result")
+    await call_listed_tool(client, "test_mrtr_unrelated", {})
+    await call_listed_tool(client, "test_mrtr_no_result_type", {})
+
+
+async def json_schema_ref_no_deref(client: Client) -> None:
+    """``json-schema-ref-no-deref``: list the tools; their schemas stay as received."""
+    names = await tool_names(client)
+    if "lookup_user" not in names:
+        raise ScenarioError(f"the server does not list the tool 'lookup_user' (it lists {names})")
+
+
+#: Callbacks that declare every client capability, for the request-metadata checks.
+ALL_CAPABILITIES: Final[Mapping[str, Any]] = {
+    "elicitation": accept_with_defaults,
+    "sampling": refuse_sampling,
+    "roots": [Root(uri="file:///conformance", name="conformance")],
+}
+
 SCENARIOS: Final[Mapping[str, Scenario]] = {
     "initialize": Scenario(initialize),
     "tools_call": Scenario(tools_call),
@@ -189,16 +247,18 @@ SCENARIOS: Final[Mapping[str, Scenario]] = {
     ),
     "json-schema-2020-12-preservation": Scenario(json_schema_preservation),
     "sse-retry": Scenario(sse_retry),
+    "request-metadata": Scenario(request_metadata, ALL_CAPABILITIES),
+    "sep-2322-client-request-state": Scenario(
+        mrtr_request_state, {"elicitation": accept_with_defaults}
+    ),
+    "json-schema-ref-no-deref": Scenario(json_schema_ref_no_deref),
 }
 
 #: Harness client scenarios this client knows about but does not run yet, with the reason.
 OUT_OF_SCOPE: Final[Mapping[str, str]] = {
-    "request-metadata": "needs the 2026-07-28 revision (per-request _meta, SEP-2575)",
-    "json-schema-ref-no-deref": "needs the 2026-07-28 revision (SEP-2106)",
-    "sep-2322-client-request-state": "needs the 2026-07-28 revision (SEP-2322)",
-    "http-standard-headers": "needs the 2026-07-28 revision over Streamable HTTP (SEP-2243)",
-    "http-custom-headers": "needs the 2026-07-28 revision over Streamable HTTP (SEP-2243)",
-    "http-invalid-tool-headers": "needs the 2026-07-28 revision over Streamable HTTP (SEP-2243)",
+    "http-standard-headers": "needs the SEP-2243 header scenarios driven (Mcp-Param work)",
+    "http-custom-headers": "needs Mcp-Param-{Name} headers from x-mcp-header (SEP-2243)",
+    "http-invalid-tool-headers": "needs x-mcp-header validation of listed tools (SEP-2243)",
 }
 
 
@@ -260,17 +320,16 @@ def http_transport(url: str) -> ClientTransport:
 
 
 def protocol_version(environ: Mapping[str, str]) -> str:
-    """The revision to ask for: the harness's target revision when it is one of the
-    handshake era, the newest otherwise.
+    """The revision to speak: the harness's target revision (a handshake one through
+    ``initialize``, 2026-07-28 statelessly), the newest handshake one when none is set.
 
     Raises:
-        UsageError: the harness targets the 2026-07-28 revision (a stateless lifecycle
-            without ``initialize``, not implemented yet).
+        UsageError: the harness targets a revision this client does not know.
     """
     wanted = environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     if not wanted:
         return LATEST_HANDSHAKE_VERSION
-    if wanted in HANDSHAKE_VERSIONS:
+    if wanted in HANDSHAKE_VERSIONS or wanted in MODERN_VERSIONS:
         return wanted
     raise UsageError(f"protocol version {wanted!r} is not implemented by this client")
 

@@ -581,6 +581,39 @@ async def sleep(ctx: RequestContext, seconds: float) -> str:
     return f"slept {seconds:g} s"
 
 
+# -- tools: custom HTTP headers (2026-07-28, SEP-2243) --------------------------------------
+
+
+@server.tool(
+    input_schema={
+        "type": "object",
+        "properties": {
+            "region": {
+                "type": "string",
+                "description": "Mirrored into Mcp-Param-Region",
+                "x-mcp-header": "Region",
+            },
+            "priority": {
+                "type": "integer",
+                "description": "Mirrored into Mcp-Param-Priority (compared numerically)",
+                "x-mcp-header": "Priority",
+            },
+            "verbose": {
+                "type": "boolean",
+                "description": "Mirrored into Mcp-Param-Verbose when given",
+                "x-mcp-header": "Verbose",
+            },
+            "query": {"type": "string", "description": "Not mirrored"},
+        },
+        "required": ["region", "priority", "query"],
+    },
+)
+async def test_custom_headers(**arguments: Any) -> str:
+    """Echo the arguments; on Streamable HTTP 2026-07-28 the server has already checked
+    that the Mcp-Param-Region / -Priority / -Verbose headers match them."""
+    return _json(arguments)
+
+
 # -- resources ------------------------------------------------------------------------------
 
 

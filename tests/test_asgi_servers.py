@@ -79,7 +79,7 @@ def hypercorn_apps() -> Iterator[dict[str, str]]:
 async def test_streamable_http_under_hypercorn_on_trio(hypercorn_apps: dict[str, str]) -> None:
     url = hypercorn_apps["http"] + "/mcp"
     with anyio.fail_after(TIMEOUT):
-        async with Client(url) as client:
+        async with Client(url, era="handshake") as client:
             assert client.protocol_version == "2025-11-25"
             result = await client.call_tool("echo", {"text": "over hypercorn"})
             assert result.content == [TextContent(text="over hypercorn")]

@@ -103,6 +103,7 @@ async def test_capabilities_follow_the_callbacks() -> None:
 async def test_sampling_elicitation_roots_and_ping_round_trip() -> None:
     async with connect_memory(
         peer_server(),
+        era="handshake",
         sampling=model,
         sampling_tools=True,
         elicitation=answer,
@@ -130,7 +131,7 @@ async def test_sampling_elicitation_roots_and_ping_round_trip() -> None:
 async def test_undeclared_capabilities_are_refused_before_sending(
     tool: str, arguments: dict[str, Any], client_options: dict[str, Any], problem: str
 ) -> None:
-    async with connect_memory(peer_server(), **client_options) as client:
+    async with connect_memory(peer_server(), era="handshake", **client_options) as client:
         result = await client.call_tool(tool, arguments)
         # The CapabilityError raised in the tool is reported as a tool error.
         assert result.is_error is True
@@ -159,17 +160,19 @@ async def test_callback_errors_reach_the_server_as_rpc_errors() -> None:
     async def refuse(params: CreateMessageRequestParams) -> CreateMessageResult:
         raise RPCError(-1, "User rejected sampling request")
 
-    async with connect_memory(peer_server(), sampling=refuse) as client:
+    async with connect_memory(peer_server(), era="handshake", sampling=refuse) as client:
         result = await client.call_tool("sample", {"prompt": "x"})
         assert result.is_error is True
         assert "User rejected" in text(result)
 
 
 async def test_set_roots_notifies_and_requires_the_capability() -> None:
-    async with connect_memory(peer_server(), roots=[Root(uri="file:///a")]) as client:
+    async with connect_memory(
+        peer_server(), era="handshake", roots=[Root(uri="file:///a")]
+    ) as client:
         await client.set_roots([Root(uri="file:///z")])
         assert text(await client.call_tool("roots")) == "file:///z"
-    async with connect_memory(peer_server()) as client:
+    async with connect_memory(peer_server(), era="handshake") as client:
         with pytest.raises(Exception, match="roots"):
             await client.set_roots([])
 

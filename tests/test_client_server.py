@@ -95,7 +95,7 @@ async def connected(**client_options: Any) -> AsyncIterator[Client]:
 
 
 async def test_initialize_exposes_server_identity() -> None:
-    async with connected() as client:
+    async with connected(era="handshake") as client:
         assert client.server_info.name == "test"
         assert client.server_info.version == "1.2.3"
         assert client.instructions == "Be nice."
@@ -168,7 +168,7 @@ async def test_progress_callback() -> None:
 async def test_logging_respects_level() -> None:
     records: list[LoggingMessageNotificationParams] = []
 
-    async with connected(on_log=records.append) as client:
+    async with connected(era="handshake", on_log=records.append) as client:
         await client.call_tool("logs")
         await client.set_logging_level("debug")
         await client.call_tool("logs")

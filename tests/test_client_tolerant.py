@@ -130,7 +130,9 @@ async def test_params_null_notification(tolerant: bool, expected: int) -> None:
     changes: list[str] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(fake_server)
-        async with Client(mine, tolerant=tolerant, on_log=on_log, on_list_changed=changes.append):
+        async with Client(
+            mine, era="handshake", tolerant=tolerant, on_log=on_log, on_list_changed=changes.append
+        ):
             with anyio.fail_after(5):
                 await got_log.wait()
     await theirs.aclose()

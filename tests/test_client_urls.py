@@ -64,7 +64,7 @@ async def test_http_url_speaks_streamable_http() -> None:
     app = build_server().streamable_http_app()
     counting = Counting(app)
     with running_server(counting) as http, anyio.fail_after(LIMIT):
-        async with Client(http.url + "/mcp") as client:
+        async with Client(http.url + "/mcp", era="handshake") as client:
             assert text(await client.call_tool("echo", {"text": "hi"})) == "hi"
             assert len(app.sessions) == 1
         assert ("GET", "/sse") not in counting.seen
@@ -78,7 +78,7 @@ async def test_http_url_falls_back_to_the_legacy_sse_transport() -> None:
     app = SSEApp(build_server())
     counting = Counting(app)
     with running_server(counting) as http, anyio.fail_after(LIMIT):
-        async with Client(http.url + "/sse") as client:
+        async with Client(http.url + "/sse", era="handshake") as client:
             assert text(await client.call_tool("echo", {"text": "old"})) == "old"
             assert len(app.sessions) == 1
         # First the initialize POST to the URL (refused with a 4xx), then the GET.
@@ -136,7 +136,7 @@ async def test_expired_session_is_renewed_once_for_concurrent_calls() -> None:
     app = build_server().streamable_http_app()
     counting = Counting(app)
     with running_server(counting) as http, anyio.fail_after(LIMIT):
-        async with Client(http.url + "/mcp") as client:
+        async with Client(http.url + "/mcp", era="handshake") as client:
             assert text(await client.call_tool("echo", {"text": "a"})) == "a"
             [old] = list(app.sessions.values())
             http.call(lambda: app.drop(old))  # the server forgets the session

@@ -432,7 +432,8 @@ def test_the_conformance_client_runs_exactly_the_in_scope_scenarios() -> None:
     sys.modules[spec.name] = client
     try:
         spec.loader.exec_module(client)
-        assert sorted(client.SCENARIOS) == sorted(CLIENT_LEG.in_scope)
+        both = [*CLIENT_LEG.in_scope, *CLIENT_LEG.in_scope_2026]
+        assert sorted(client.SCENARIOS) == sorted(both)
         assert sorted(test_conformance_client.IN_SCOPE) == sorted(CLIENT_LEG.in_scope)
         accepted = []
         for name in CLIENT_LEG.out_of_scope:
@@ -597,8 +598,13 @@ def test_server_2026_scenario_passes(
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-@pytest.mark.parametrize("revision", CLIENT_LEG.revisions)
-@pytest.mark.parametrize("scenario", CLIENT_LEG.in_scope)
+@pytest.mark.parametrize(
+    ("scenario", "revision"),
+    [
+        *[(name, rev) for name in CLIENT_LEG.in_scope for rev in CLIENT_LEG.revisions],
+        *[(name, MODERN_REVISION) for name in CLIENT_LEG.in_scope_2026],
+    ],
+)
 def test_client_scenario_passes(scenario: str, revision: str, backend: str, tmp_path: Path) -> None:
     """One in-scope client scenario: the harness runs ``examples/conformance_client.py``
     against its mock server; the harness reports success, the client exits 0 in time, and

@@ -87,7 +87,7 @@ async def test_client_kills_a_server_that_ignores_eof_and_sigterm() -> None:
     )
     channel = transport.connect()
     with anyio.fail_after(10):
-        async with Client(channel) as client:
+        async with Client(channel, era="handshake") as client:
             assert client.server_info.name == "stubborn"
     # Reaped: the exit status is known (killed by SIGKILL), so no zombie is left.
     assert channel.returncode == -signal.SIGKILL
@@ -121,7 +121,7 @@ async def test_stderr_capture(echo_server_argv: list[str]) -> None:
     argv = [*echo_server_argv, "--log-level", "DEBUG"]
     channel = StdioTransport(argv, stderr="capture", on_stderr=lines.append).connect()
     with anyio.fail_after(10):
-        async with Client(channel) as client:
+        async with Client(channel, era="handshake") as client:
             await client.ping()
     assert any("initialized" in line for line in lines)
 

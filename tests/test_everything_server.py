@@ -206,6 +206,8 @@ EXTRA_TOOLS = {
     "test_logging_tool",
     "test_trigger_tool_change",
     "test_trigger_prompt_change",
+    # For http-custom-header-server-validation (x-mcp-header, SEP-2243).
+    "test_custom_headers",
 }
 ROOTS = [Root(uri="file:///workspace", name="workspace")]
 

@@ -195,7 +195,9 @@ async def test_full_session(everything: LowLevelServer) -> None:
         async with transport.connect() as channel:
             assert channel.endpoint_url is not None
             assert channel.endpoint_url.startswith(server.url + "/messages?session_id=")
-            async with Client(channel, sampling=sample, on_log=logs.append) as client:
+            async with Client(
+                channel, era="handshake", sampling=sample, on_log=logs.append
+            ) as client:
                 assert client.server_info.name == everything.info.name
                 assert client.protocol_version == "2025-11-25"
                 tools = {tool.name for tool in (await client.list_tools()).tools}
@@ -627,7 +629,9 @@ async def test_sse_transport_against_official_server() -> None:
         async with transport.connect() as channel:
             assert channel.endpoint_url is not None
             assert channel.endpoint_url.startswith(server.url + "/messages/?session_id=")
-            async with Client(channel, sampling=sample, on_log=logs.append) as client:
+            async with Client(
+                channel, era="handshake", sampling=sample, on_log=logs.append
+            ) as client:
                 assert client.server_info.name == "official-sse"
                 tools = {tool.name for tool in (await client.list_tools()).tools}
                 assert tools == {"count", "ask"}

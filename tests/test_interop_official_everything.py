@@ -1049,7 +1049,9 @@ async def test_mcpkit_client_drives_official_everything_server() -> None:
     stderr_lines: list[str] = []
     peer = OurPeer()
     with anyio.fail_after(TIMEOUT):
-        async with Client(official_everything_transport(stderr_lines), **peer.options()) as client:
+        async with Client(
+            official_everything_transport(stderr_lines), era="handshake", **peer.options()
+        ) as client:
             assert client.protocol_version == "2025-11-25"
             assert client.server_info.name == "official-everything"
             assert client.server_info.version == "2.3.0-interop"

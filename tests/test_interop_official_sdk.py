@@ -420,7 +420,7 @@ async def test_mcpkit_client_calls_official_server() -> None:
     stderr_lines: list[str] = []
     events: list[ProgressNotificationParams | CallToolResult] = []
     with anyio.fail_after(TIMEOUT):
-        async with Client(official_server_transport(stderr_lines)) as client:
+        async with Client(official_server_transport(stderr_lines), era="handshake") as client:
             assert client.server_info.name == "official-echo"
             assert client.server_info.version == "2.3.0-interop"
             assert client.protocol_version in HANDSHAKE_ERA

@@ -6,12 +6,13 @@ on another request and oversize; keys rotate and can be shared between processes
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import anyio
 import pytest
 
-from mcpkit.exceptions import LocalProtocolError, RPCError
+from mcpkit.exceptions import LocalProtocolError, MCPDeprecationWarning, RPCError
 from mcpkit.server import InMemoryNonceStore, RequestContext, RequestStateSealer, Server
 from mcpkit.testing import connect_memory
 from mcpkit.types import (
@@ -432,7 +433,11 @@ async def named(params: ElicitRequestParams) -> ElicitResult:
 async def test_the_same_tools_push_in_the_handshake_era() -> None:
     server = build()
     async with connect_memory(
-        server, sampling=sampled, elicitation=named, roots=[Root(uri="file:///r")]
+        server,
+        sampling=sampled,
+        elicitation=named,
+        roots=[Root(uri="file:///r")],
+        era="handshake",
     ) as client:
         batch = await client.call_tool("batch")
         assert batch.content == [TextContent(text="Ada|hi|1")]
@@ -447,7 +452,7 @@ async def test_the_same_tools_push_in_the_handshake_era() -> None:
 async def test_both_eras_at_once_on_one_server() -> None:
     server = build()
     async with (
-        connect_memory(server, elicitation=named) as old,
+        connect_memory(server, elicitation=named, era="handshake") as old,
         wire_to(server) as new,
         anyio.create_task_group() as tg,
     ):
@@ -481,3 +486,32 @@ def test_rpc_error_type_for_states() -> None:
     with pytest.raises(RPCError) as refused:
         anyio.run(sealer.open, "m1.x.y.z", "tools/call", "t", "a")
     assert refused.value.code == -32602
+
+
+async def test_deprecated_features_warn_once_per_server_on_2026() -> None:
+    server = build()
+
+    @server.tool()
+    async def old_ways(ctx: RequestContext) -> str:
+        """Uses everything 2026-07-28 deprecates."""
+        await ctx.log("info", "logged")
+        await ctx.ask(ctx.sampling("hi", include_context="thisServer", key="s"), ctx.roots(key="r"))
+        return "done"
+
+    caps: dict[str, Any] = {"sampling": {"context": {}}, "roots": {}}
+    answers = {"s": SAMPLED, "r": {"roots": []}}
+    async with wire_to(server) as wire:
+        params = call("old_ways", caps=caps, inputResponses=answers)
+        params["_meta"]["io.modelcontextprotocol/logLevel"] = "info"
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            for id in (1, 2):  # twice: each warning comes once per server
+                assert text_of(await wire.call(id, "tools/call", params)) == "done"
+        assert all(w.category is MCPDeprecationWarning for w in record)
+        warned = sorted(str(w.message).split(" is deprecated")[0] for w in record)
+        assert warned == ["includeContext other than 'none'", "logging", "roots", "sampling"]
+    # The handshake era deprecates none of them.
+    async with connect_memory(server, sampling=sampled, roots=[], era="handshake") as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", MCPDeprecationWarning)
+            await client.call_tool("old_ways")

@@ -293,7 +293,7 @@ async def test_mask_errors() -> None:
 
 
 async def test_resources_and_templates() -> None:
-    async with client() as c:
+    async with client(era="handshake") as c:
         resources = [r async for r in c.iter_resources()]
         assert [r.uri for r in resources] == ["test://static", "test://binary"]
         assert resources[0].description == "Static text"
@@ -320,7 +320,7 @@ async def test_resources_and_templates() -> None:
 async def test_subscriptions_and_updates() -> None:
     updates: list[str] = []
     server = build()
-    async with connect_memory(server, on_resource_updated=updates.append) as c:
+    async with connect_memory(server, era="handshake", on_resource_updated=updates.append) as c:
         await c.subscribe_resource("test://static")
         assert await server.notify_resource_updated("test://static") == 1
         assert await server.notify_resource_updated("test://binary") == 0
@@ -335,7 +335,7 @@ async def test_subscriptions_and_updates() -> None:
 async def test_list_changed_notifications() -> None:
     changes: list[str] = []
     server = build()
-    async with connect_memory(server, on_list_changed=changes.append) as c:
+    async with connect_memory(server, era="handshake", on_list_changed=changes.append) as c:
 
         @server.tool()
         async def late() -> str:
@@ -417,7 +417,7 @@ async def test_elicitation_with_a_typed_form() -> None:
             action="accept", content={"name": "Ada", "role": "admin", "color": "blue"}
         )
 
-    async with client(elicitation=fill) as c:
+    async with client(elicitation=fill, era="handshake") as c:
         assert text(await c.call_tool("ask")) == "Ada/30/admin/blue"
     schema = seen[0].requested_schema
     assert isinstance(schema, dict)
@@ -437,13 +437,13 @@ async def test_elicitation_decline_and_bad_answers() -> None:
     async def decline(params: ElicitRequestParams) -> ElicitResult:
         return ElicitResult(action="decline")
 
-    async with client(elicitation=decline) as c:
+    async with client(elicitation=decline, era="handshake") as c:
         assert text(await c.call_tool("ask")) == "decline"
 
     async def wrong(params: ElicitRequestParams) -> ElicitResult:
         return ElicitResult(action="accept", content={"name": 5})
 
-    async with client(elicitation=wrong) as c:
+    async with client(elicitation=wrong, era="handshake") as c:
         result = await c.call_tool("ask")
         assert result.is_error is True
         assert "does not match" in text(result)
@@ -453,7 +453,7 @@ async def test_sampling_and_roots_from_the_context() -> None:
     async def model(params: CreateMessageRequestParams) -> CreateMessageResult:
         return CreateMessageResult(role="assistant", content=TextContent(text="42"), model="m")
 
-    async with client(sampling=model, roots=[Root(uri="file:///w")]) as c:
+    async with client(sampling=model, roots=[Root(uri="file:///w")], era="handshake") as c:
         assert text(await c.call_tool("think", {"prompt": "meaning?"})) == "42"
         assert (await c.call_tool("roots")).structured_content == {"result": ["file:///w"]}
 
@@ -533,7 +533,7 @@ async def test_python_logging_is_forwarded_during_requests() -> None:
     records: list[Any] = []
     try:
         log.info("outside any request: not forwarded")
-        async with connect_memory(server, on_log=records.append) as c:
+        async with connect_memory(server, era="handshake", on_log=records.append) as c:
             await c.call_tool("in_loop")
             await c.call_tool("in_thread")
             await c.set_logging_level("debug")

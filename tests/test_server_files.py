@@ -85,7 +85,7 @@ async def test_binary_files_are_blobs(tree: Path) -> None:
     ],
 )
 async def test_every_way_out_is_refused(tree: Path, path: str, code: int) -> None:
-    async with connect_memory(server_for(tree)) as client:
+    async with connect_memory(server_for(tree), era="handshake") as client:
         with pytest.raises(RPCError) as info:
             await client.read_resource(f"files://{path}")
     assert info.value.code == code

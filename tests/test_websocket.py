@@ -71,7 +71,9 @@ async def test_full_session(everything: LowLevelServer) -> None:
         async with WebSocketTransport(ws_url(server)).connect() as channel:
             assert channel.connection is not None
             assert channel.connection.subprotocol == "mcp"
-            async with Client(channel, sampling=sample, on_log=logs.append) as client:
+            async with Client(
+                channel, era="handshake", sampling=sample, on_log=logs.append
+            ) as client:
                 assert client.server_info.name == everything.info.name
                 assert client.protocol_version == "2025-11-25"
                 tools = {tool.name for tool in (await client.list_tools()).tools}

@@ -16,6 +16,10 @@
         │                              connection stays up; e.g. HTTP 500 on its POST)
         └── SessionExpiredError        the server no longer knows this session (HTTP 404)
 
+Warnings: ``MCPDeprecationWarning`` (a ``DeprecationWarning``) when code uses a feature the
+protocol revision in use deprecates (2026-07-28 ``deprecated.mdx``: roots, sampling, logging,
+``includeContext`` other than "none"); it still works.
+
 Local misuse and remote violations are different types because the caller's response to
 each differs (h11's ``LocalProtocolError`` / ``RemoteProtocolError`` split).
 """
@@ -32,6 +36,7 @@ __all__ = [
     "CapabilityError",
     "ConnectionClosedError",
     "LocalProtocolError",
+    "MCPDeprecationWarning",
     "MCPError",
     "ProtocolError",
     "RPCError",
@@ -160,3 +165,9 @@ class SubscriptionOverflowError(MCPError):
     """A notification subscriber fell too far behind (its bounded queue filled up) and was
     cut off; what was queued for it is dropped. Subscribe again, and refetch what it
     tracked (see ``mcpkit.aio.MemoryNotificationBus``)."""
+
+
+class MCPDeprecationWarning(DeprecationWarning):
+    """A feature that the protocol revision in use deprecates was used (it still works:
+    deprecated features stay functional for at least twelve months, 2026-07-28
+    ``deprecated.mdx``)."""

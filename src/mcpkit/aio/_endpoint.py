@@ -61,6 +61,7 @@ from ._calls import (
     _Waiter,
 )
 from ._channel import DeliveryFailed, MessageChannel
+from ._flag import Flag
 from ._route import _CURRENT, ReplyRoute
 
 __all__ = ["Endpoint"]
@@ -143,7 +144,7 @@ class Endpoint:
         self._routes: dict[RequestId, ReplyRoute] = {}  # of native handlers with a route
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._closed = anyio.Event()
+        self._closed = Flag()
         self._autoreceive = autoreceive
 
     # -- lifecycle ----------------------------------------------------------------------

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..transports import StdioTransport
+from ._cache import ResultCache
 from ._callbacks import (
     ClientHandlers,
     ElicitationCallback,
@@ -12,13 +13,16 @@ from ._callbacks import (
     SamplingCallback,
 )
 from ._client import Client, ClientTransport
+from ._modern import Era
 
 __all__ = [
     "Client",
     "ClientHandlers",
     "ClientTransport",
     "ElicitationCallback",
+    "Era",
     "LogCallback",
+    "ResultCache",
     "RootsProvider",
     "SamplingCallback",
     "StdioTransport",

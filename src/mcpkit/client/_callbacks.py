@@ -19,6 +19,7 @@ from ..exceptions import RPCError
 from ..types import (
     V2025_06_18,
     V2025_11_25,
+    V2026_07_28,
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -194,7 +195,8 @@ class ClientHandlers:
 def capabilities_for(version: str, caps: ClientCapabilities) -> ClientCapabilities:
     """Client capabilities as ``version`` defines them: no ``elicitation`` before
     2025-06-18, no form/url modes (nor sampling sub-capabilities, nor tasks) before
-    2025-11-25."""
+    2025-11-25; from 2026-07-28 no ``tasks`` (an extension now) and no
+    ``roots.listChanged``."""
     changes: dict[str, Any] = {}
     if caps.elicitation is not UNSET:
         if version < V2025_06_18:
@@ -203,6 +205,8 @@ def capabilities_for(version: str, caps: ClientCapabilities) -> ClientCapabiliti
             changes["elicitation"] = {}
     if caps.sampling is not UNSET and version < V2025_11_25:
         changes["sampling"] = {}
-    if caps.tasks is not UNSET and version < V2025_11_25:
-        changes["tasks"] = UNSET
+    if caps.tasks is not UNSET and (version < V2025_11_25 or version >= V2026_07_28):
+        changes["tasks"] = UNSET  # 2026-07-28: tasks moved to an extension
+    if caps.roots is not UNSET and version >= V2026_07_28:
+        changes["roots"] = RootsCapability()  # no roots/list_changed in 2026-07-28
     return msgspec.structs.replace(caps, **changes) if changes else caps

@@ -13,29 +13,25 @@ import msgspec
 from msgspec import UNSET
 
 from .._version import __version__
-from ..aio import Endpoint, InboundRequest, MessageChannel, ProgressCallback
+from ..aio import Endpoint, MessageChannel, ProgressCallback
 from ..exceptions import (
-    ConnectionClosedError,
     LocalProtocolError,
     MessageNotDelivered,
     RemoteProtocolError,
-    RPCError,
     SessionExpiredError,
 )
 from ..protocol import DEFAULT_LIMITS, Connection, Limits
 from ..types import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
-    V2025_03_26,
+    MODERN_VERSIONS,
     ClientCapabilities,
-    ErrorCode,
     Implementation,
-    InitializeRequestParams,
     InitializeResult,
-    Root,
+    LoggingLevel,
     ServerCapabilities,
-    method_spec,
 )
+from ._cache import ResultCache
 from ._callbacks import (
     ClientHandlers,
     ElicitationCallback,
@@ -44,8 +40,13 @@ from ._callbacks import (
     SamplingCallback,
     capabilities_for,
 )
+from ._handshake import Handshake
 from ._lenient import lenient_decode
 from ._methods import ClientMethods, Timeout
+from ._modern import Era, ModernServer, discover
+from ._mrtr import Deprecations
+from ._serving import ServerFacing
+from ._stateless import Stateless
 from ._urls import falls_back_to_sse, transports_for_url
 
 __all__ = ["Client", "ClientTransport"]
@@ -53,6 +54,10 @@ __all__ = ["Client", "ClientTransport"]
 T = TypeVar("T")
 
 logger = logging.getLogger("mcpkit.client")
+
+#: Bound on the ``server/discover`` probe: a legacy server may never answer it
+#: (``basic/transports/stdio.mdx`` "Backward Compatibility": no answer means legacy).
+PROBE_TIMEOUT = 10.0
 
 
 @runtime_checkable
@@ -64,7 +69,7 @@ class ClientTransport(Protocol):
         ...
 
 
-class Client(ClientMethods):
+class Client(ServerFacing, Handshake, Stateless, ClientMethods):
     """An MCP client session. Use ``async with`` (enter and exit in the same task)::
 
         async with Client(StdioTransport("python", ["server.py"])) as client:
@@ -73,6 +78,19 @@ class Client(ClientMethods):
 
     The capabilities declared to the server follow from the callbacks given (a sampling
     callback declares ``sampling``, and so on); ``capabilities`` adds to them.
+
+    **Eras.** With ``era="auto"`` (the default) the client probes with ``server/discover``
+    (2026-07-28 ``basic/versioning.mdx``): a server that lists 2026-07-28 is spoken to
+    statelessly (no ``initialize``; every request carries the version, capabilities,
+    client info and chosen log level in ``_meta``); any other answer, or none within 10 s,
+    falls back to ``initialize``. ``era="2026-07-28"`` refuses a server without the
+    stateless era; ``era="handshake"`` never probes. The outcome is kept for the life of
+    the client (``era``). On 2026-07-28, an input-required result (``mrtr.mdx``) is
+    fulfilled with the callbacks and retried, at most ``max_input_rounds`` times within
+    ``input_deadline`` seconds; results with caching hints are cached (``cache``);
+    ``ping`` sends ``server/discover`` (2026 has no ``ping``); ``set_logging_level`` sets
+    the ``logLevel`` sent with every later request; resource subscriptions raise
+    :class:`CapabilityError` (they moved to ``subscriptions/listen``).
 
     A server URL picks the transport: ``Client("http://127.0.0.1:8000/mcp")`` speaks
     Streamable HTTP and falls back to the legacy HTTP+SSE transport when the server
@@ -87,13 +105,21 @@ class Client(ClientMethods):
             (which the client closes on exit), or a server URL.
         client_info: the name and version sent to the server.
         capabilities: capabilities to declare besides those implied by the callbacks.
-        protocol_version: the version to ask for in ``initialize``.
-        supported_versions: versions this client accepts in the server's answer.
+        protocol_version: the version to ask for in ``initialize`` (default: the latest
+            handshake version). Naming a handshake version with ``era="auto"`` chooses
+            the handshake era; naming ``"2026-07-28"`` is ``era="2026-07-28"``.
+        supported_versions: versions this client accepts in ``initialize``'s answer.
+        era: ``"auto"``, ``"2026-07-28"`` or ``"handshake"`` (see above).
         timeout: default seconds to wait for a response (restarted by progress).
         max_timeout: default absolute bound on a request, however much progress arrives.
         sampling, sampling_tools, sampling_context, elicitation, elicitation_url, roots,
         on_log, on_resource_updated, on_list_changed, on_elicitation_complete: see
             :class:`ClientHandlers`.
+        max_input_rounds: most input-required results followed for one request.
+        input_deadline: seconds one request may take with all its input rounds (the
+            callbacks' time included); ``None`` for no bound beyond each round's.
+        cache: a :class:`ResultCache` to use, ``True`` for a new one (256 entries), or
+            ``False`` to cache nothing.
         tolerant: accept known real-world deviations with a logged warning instead of
             failing: ``"params": null``, results missing required members (filled with
             empty values), and structured content that does not match the tool's
@@ -102,6 +128,10 @@ class Client(ClientMethods):
             wait their turn here instead of being refused by the server (mcpkit servers
             answer -32000 beyond 100 in flight by default).
         limits: bounds on incoming messages.
+
+    Raises:
+        LocalProtocolError: an unsupported ``protocol_version`` or ``era``, or bounds
+            below 1.
     """
 
     def __init__(
@@ -110,8 +140,9 @@ class Client(ClientMethods):
         *,
         client_info: Implementation | None = None,
         capabilities: ClientCapabilities | None = None,
-        protocol_version: str = LATEST_HANDSHAKE_VERSION,
+        protocol_version: str | None = None,
         supported_versions: Sequence[str] = HANDSHAKE_VERSIONS,
+        era: Era = "auto",
         timeout: float | None = 60.0,
         max_timeout: float | None = 600.0,
         sampling: SamplingCallback | None = None,
@@ -124,12 +155,24 @@ class Client(ClientMethods):
         on_resource_updated: Any = None,
         on_list_changed: Any = None,
         on_elicitation_complete: Any = None,
+        max_input_rounds: int = 8,
+        input_deadline: float | None = 600.0,
+        cache: ResultCache | bool = True,
         tolerant: bool = False,
         max_concurrent_requests: int = 64,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        if protocol_version not in supported_versions:
-            raise LocalProtocolError(f"protocol_version {protocol_version!r} is not supported")
+        if era not in ("auto", "handshake", *MODERN_VERSIONS):
+            raise LocalProtocolError(f"era must be auto, 2026-07-28 or handshake, not {era!r}")
+        if protocol_version in MODERN_VERSIONS and era != "handshake":
+            era, protocol_version = protocol_version, None  # type: ignore[assignment]
+        elif protocol_version is not None and era == "auto":
+            era = "handshake"  # asking for a handshake version chooses that era
+        requested = protocol_version or LATEST_HANDSHAKE_VERSION
+        if requested not in supported_versions:
+            raise LocalProtocolError(f"protocol_version {requested!r} is not supported")
+        if max_concurrent_requests < 1 or max_input_rounds < 1:
+            raise LocalProtocolError("max_concurrent_requests and max_input_rounds must be >= 1")
         self._transport = transport
         #: Bumped by every new session (initialize), so concurrent callers that met the
         #: same expired session renew it once.
@@ -149,31 +192,42 @@ class Client(ClientMethods):
             on_elicitation_complete=on_elicitation_complete,
         )
         self.capabilities = self.handlers.capabilities(capabilities)
-        self._requested_version = protocol_version
+        self._requested_version = requested
         self._supported_versions = tuple(supported_versions)
+        self._era_choice: Era = era
+        #: The era found on connecting: a stateless version, or "handshake"; kept for the
+        #: life of the client (versioning.mdx: the era is a property of the server).
+        self.era: str | None = None
         self.timeout = timeout
         self.max_timeout = max_timeout
+        self.max_input_rounds = max_input_rounds
+        self.input_deadline = input_deadline
+        self.cache: ResultCache | None = (
+            cache if isinstance(cache, ResultCache) else ResultCache() if cache else None
+        )
         self._limits = limits
         self.tolerant = tolerant
-        if max_concurrent_requests < 1:
-            raise LocalProtocolError("max_concurrent_requests must be at least 1")
         self._max_concurrent = max_concurrent_requests
         self._limiter: anyio.Semaphore | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._endpoint: Endpoint | None = None
         self._init: InitializeResult | None = None
+        self._modern: ModernServer | None = None
+        self._log_level: LoggingLevel | None = None
         self._declared = ClientCapabilities()
+        self.deprecations = Deprecations()
 
     # -- lifecycle ----------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
-        """Connect and initialize.
+        """Connect, and find the server's era (``server/discover``, else ``initialize``).
 
         Raises:
             LocalProtocolError: an unusable URL.
             TransportError: the transport could not connect.
             RPCError: the server refused ``initialize``.
-            RemoteProtocolError: the server chose an unsupported protocol version.
+            RemoteProtocolError: the server chose an unsupported protocol version, or
+                (``era="2026-07-28"``) does not speak the stateless era.
         """
         self._limiter = anyio.Semaphore(self._max_concurrent)
         target = self._transport
@@ -183,7 +237,7 @@ class Client(ClientMethods):
             await stack.__aenter__()
             try:
                 await self._open(stack, candidate)
-                await self._initialize()
+                await self._start()
             except MessageNotDelivered as exc:
                 await stack.aclose()
                 if index + 1 < len(candidates) and falls_back_to_sse(exc):
@@ -207,10 +261,24 @@ class Client(ClientMethods):
         self._endpoint = Endpoint(
             channel,
             on_request=self._on_request,
-            on_notification=self.handlers.handle_notification,
+            on_notification=self._on_notification,
             connection=Connection(limits=self._limits, tolerant=self.tolerant),
         )
         await stack.enter_async_context(self._endpoint)
+
+    async def _start(self) -> None:
+        if self._era_choice != "handshake" and self.era != "handshake":
+            timeout = PROBE_TIMEOUT if self.timeout is None else min(self.timeout, PROBE_TIMEOUT)
+            found = await discover(self._probe_once, self._meta, timeout)
+            if isinstance(found, ModernServer):
+                self._modern, self.era = found, found.version
+                self._declared = capabilities_for(found.version, self.capabilities)
+                return
+            if self._era_choice != "auto":
+                raise RemoteProtocolError(f"the server does not speak {self._era_choice}: {found}")
+            logger.info("%s; using initialize", found)
+        self.era = "handshake"
+        await self._initialize()
 
     async def __aexit__(
         self,
@@ -226,51 +294,41 @@ class Client(ClientMethods):
         if stack is not None:
             await stack.aclose()
 
-    async def _initialize(self) -> None:
-        self._declared = capabilities_for(self._requested_version, self.capabilities)
-        params = InitializeRequestParams(
-            protocol_version=self._requested_version,
-            capabilities=self._declared,
-            client_info=self.client_info,
-        )
-        result = await self.request("initialize", params, InitializeResult)
-        if result.protocol_version not in self._supported_versions:
-            raise RemoteProtocolError(
-                f"the server chose protocol version {result.protocol_version!r}, which this "
-                f"client does not support (supported: {', '.join(self._supported_versions)})"
-            )
-        self._init = result
-        self._generation += 1
-        assert self._endpoint is not None
-        # A 2025-03-26 server may send JSON-RPC batches; accept them then, never otherwise.
-        self._endpoint.connection.allow_batches = result.protocol_version == V2025_03_26
-        await self.notify("notifications/initialized")
-
-    def _require_init(self) -> InitializeResult:
+    def _require_init(self) -> InitializeResult | ModernServer:
+        if self._modern is not None:
+            return self._modern
         if self._init is None:
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
         return self._init
 
     @property
     def protocol_version(self) -> str:
-        """The protocol version the server chose."""
-        return self._require_init().protocol_version
+        """The protocol version in use (chosen by ``initialize``, or the stateless one)."""
+        state = self._require_init()
+        return state.version if isinstance(state, ModernServer) else state.protocol_version
 
     @property
     def server_info(self) -> Implementation:
-        """The server's self-reported name and version."""
+        """The server's self-reported name and version (on 2026-07-28, from
+        ``server/discover``; empty when the server did not say)."""
         return self._require_init().server_info
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
         """What the server offers."""
-        return self._require_init().capabilities
+        state = self._require_init()
+        return (
+            state.discovered.capabilities
+            if isinstance(state, ModernServer)
+            else (state.capabilities)
+        )
 
     @property
     def instructions(self) -> str | None:
         """The server's instructions for the model, if any."""
-        value = self._require_init().instructions
-        return None if value is UNSET else value
+        state = self._require_init()
+        found = state.discovered if isinstance(state, ModernServer) else state
+        return None if found.instructions is UNSET else found.instructions
 
     # -- generic requests ---------------------------------------------------------------
 
@@ -284,30 +342,38 @@ class Client(ClientMethods):
         max_timeout: Timeout = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> T:
-        """Send any request and decode its result into ``result_type``.
+        """Send any request and decode its result into ``result_type``. On 2026-07-28
+        the request carries the era's ``_meta``, input-required results are fulfilled and
+        retried, and cacheable results come from the cache while fresh.
 
         Raises:
             RPCError: the server answered with an error.
             RequestTimeoutError: no answer in time (the request was cancelled).
-            RemoteProtocolError: the answer did not match ``result_type``.
+            RemoteProtocolError: the answer did not match ``result_type``, or the server
+                broke the multi round-trip rules.
             ConnectionClosedError: the connection ended.
         """
         if self._endpoint is None or self._limiter is None:
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
-        generation = self._generation
-        try:
-            raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
-        except SessionExpiredError:
-            if method == "initialize":
-                raise
-            await self._renew_session(generation)
-            raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
+        if self._modern is not None:
+            raw: bytes = await self._modern_request(
+                method, params, timeout, max_timeout, on_progress
+            )
+        else:
+            generation = self._generation
+            try:
+                raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
+            except SessionExpiredError:
+                if method == "initialize":
+                    raise
+                await self._renew_session(generation)
+                raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
         try:
             return msgspec.json.decode(raw, type=result_type)
         except msgspec.ValidationError as exc:
             if self.tolerant:
                 try:
-                    return lenient_decode(raw, result_type, method)
+                    return lenient_decode(msgspec.Raw(raw), result_type, method)
                 except msgspec.ValidationError:
                     pass
             raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
@@ -319,11 +385,11 @@ class Client(ClientMethods):
         timeout: Timeout,
         max_timeout: Timeout,
         on_progress: ProgressCallback | None,
-    ) -> msgspec.Raw:
+    ) -> bytes:
         assert self._endpoint is not None
         assert self._limiter is not None
         async with self._limiter:  # released before any renewal: initialize needs a slot
-            return await self._endpoint.request(
+            raw = await self._endpoint.request(
                 method,
                 params,
                 timeout=self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout,
@@ -332,66 +398,4 @@ class Client(ClientMethods):
                 else max_timeout,
                 on_progress=on_progress,
             )
-
-    async def _renew_session(self, generation: int) -> None:
-        """Start a new session after the server ended ``generation``'s (HTTP 404;
-        ``basic/transports.mdx`` "Session Management": the client MUST start a new session
-        with a new ``InitializeRequest`` without a session id). Concurrent callers that
-        met the same expiry renew it once."""
-        async with self._renewing:
-            if self._generation == generation:
-                logger.info("the server ended the session; starting a new one")
-                await self._initialize()
-
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        """Send a notification.
-
-        Raises:
-            ConnectionClosedError: the connection ended.
-            MessageNotDelivered: the transport could not deliver it.
-        """
-        if self._endpoint is None:
-            raise ConnectionClosedError("the client is not connected")
-        generation = self._generation
-        try:
-            await self._endpoint.notify(method, params)
-        except SessionExpiredError:
-            if method == "notifications/initialized":
-                raise
-            await self._renew_session(generation)
-            await self._endpoint.notify(method, params)
-
-    async def set_roots(self, roots: RootsProvider) -> None:
-        """Replace the client's roots and tell the server (``roots/list_changed``).
-
-        Raises:
-            LocalProtocolError: the client was created without roots (it did not declare
-                the capability, and capabilities cannot change after initialize).
-        """
-        if self.handlers.roots is None:
-            raise LocalProtocolError("create the client with roots=... to declare the capability")
-        self.handlers.roots = roots
-        await self.notify("notifications/roots/list_changed")
-
-    async def list_roots(self) -> list[Root]:
-        """The roots this client reports."""
-        return list(await self.handlers.list_roots())
-
-    async def _on_request(self, request: InboundRequest) -> Any:
-        # Serve only what this client declared, in a method the negotiated revision has
-        # (a server may not use an undeclared capability; basic/lifecycle.mdx "Operation").
-        method = request.method
-        spec = method_spec(method)
-        version = self._init.protocol_version if self._init is not None else self._requested_version
-        declared = {
-            "sampling/createMessage": self._declared.sampling,
-            "elicitation/create": self._declared.elicitation,
-            "roots/list": self._declared.roots,
-        }.get(method, True)
-        if declared is UNSET or (spec is not None and not spec.in_version(version)):
-            raise RPCError(
-                ErrorCode.METHOD_NOT_FOUND,
-                f"Method not found: {method!r} (not declared by this client for protocol "
-                f"{version})",
-            )
-        return await self.handlers.handle_request(request)
+        return bytes(raw)

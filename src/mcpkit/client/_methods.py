@@ -9,7 +9,7 @@ from typing import Any, Final, TypeVar
 from msgspec import UNSET, UnsetType
 
 from ..aio import ProgressCallback
-from ..exceptions import LocalProtocolError, RemoteProtocolError
+from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError
 from ..protocol import SchemaValidator, compile_schema
 from ..types import (
     CallToolRequestParams,
@@ -74,20 +74,45 @@ class ClientMethods:
 
     # -- utilities ----------------------------------------------------------------------
 
+    def _is_modern(self) -> bool:
+        """Whether the 2026-07-28 era is in use (implemented by :class:`Client`)."""
+        return False
+
+    def _use_log_level(self, level: LoggingLevel) -> None:
+        raise NotImplementedError
+
+    async def _discover_now(self, timeout: Timeout) -> None:
+        raise NotImplementedError
+
+    def _stateless_only_not(self, what: str) -> CapabilityError:
+        return CapabilityError(
+            f"{what} does not exist in MCP 2026-07-28 (this server speaks it); "
+            "use subscriptions/listen"
+        )
+
     async def ping(self, *, timeout: Timeout = UNSET) -> None:
-        """Check that the server answers (``ping``).
+        """Check that the server answers: ``ping``, or on 2026-07-28 (which has no
+        ``ping``) an uncached ``server/discover``.
 
         Raises:
             RequestTimeoutError: no answer in time.
         """
+        if self._is_modern():
+            await self._discover_now(timeout)
+            return
         await self.request("ping", UNSET, EmptyResult, timeout=timeout)
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
-        """Ask the server to send log messages at ``level`` and above (``logging/setLevel``).
+        """Ask the server to send log messages at ``level`` and above: ``logging/setLevel``,
+        or on 2026-07-28 the ``logLevel`` that every later request carries (logging is
+        deprecated there; this warns once).
 
         Raises:
             RPCError: the server does not support logging or refused the level.
         """
+        if self._is_modern():
+            self._use_log_level(level)
+            return
         await self.request("logging/setLevel", SetLevelRequestParams(level=level), EmptyResult)
 
     async def _pages(
@@ -235,11 +260,23 @@ class ClientMethods:
         )
 
     async def subscribe_resource(self, uri: str) -> None:
-        """Ask for ``notifications/resources/updated`` when ``uri`` changes."""
+        """Ask for ``notifications/resources/updated`` when ``uri`` changes.
+
+        Raises:
+            CapabilityError: on 2026-07-28 (subscriptions moved to ``subscriptions/listen``).
+        """
+        if self._is_modern():
+            raise self._stateless_only_not("resources/subscribe")
         await self.request("resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult)
 
     async def unsubscribe_resource(self, uri: str) -> None:
-        """Stop the notifications for ``uri``."""
+        """Stop the notifications for ``uri``.
+
+        Raises:
+            CapabilityError: on 2026-07-28 (see :meth:`subscribe_resource`).
+        """
+        if self._is_modern():
+            raise self._stateless_only_not("resources/unsubscribe")
         await self.request("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult)
 
     # -- prompts ------------------------------------------------------------------------

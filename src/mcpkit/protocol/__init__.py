@@ -26,6 +26,7 @@ from ._events import (
     ResponseReceived,
 )
 from ._framing import FrameTooLarge, LineBuffer, encode_line
+from ._header_params import ParamHeader, annotation_problem, param_headers
 from ._http import (
     SESSION_ID_MAX_LENGTH,
     TransportSecurity,
@@ -36,6 +37,18 @@ from ._http import (
 )
 from ._lifecycle import HandshakeState, ServerHandshake
 from ._limits import DEFAULT_LIMITS, Limits
+from ._mcp_headers import (
+    MAX_SAFE_INTEGER,
+    NAMED_METHODS,
+    SENTINEL_PREFIX,
+    SENTINEL_SUFFIX,
+    decode_header_value,
+    encode_header_value,
+    header_text,
+    headers_for_request,
+    needs_encoding,
+    request_header_problem,
+)
 from ._sse import SSEEvent, SSEParser, encode_comment, encode_event, encode_retry
 
 if TYPE_CHECKING:
@@ -89,6 +102,20 @@ __all__ = [
     "media_type",
     "new_session_id",
     "valid_session_id",
+    # MCP request headers (2026-07-28, SEP-2243)
+    "MAX_SAFE_INTEGER",
+    "NAMED_METHODS",
+    "ParamHeader",
+    "SENTINEL_PREFIX",
+    "SENTINEL_SUFFIX",
+    "annotation_problem",
+    "decode_header_value",
+    "encode_header_value",
+    "header_text",
+    "headers_for_request",
+    "needs_encoding",
+    "param_headers",
+    "request_header_problem",
     # lifecycle
     "HandshakeState",
     "ServerHandshake",

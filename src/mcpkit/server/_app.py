@@ -17,6 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from .._version import __version__
 from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError
+from ..protocol import ParamHeader
 from ..types import (
     Annotations,
     CallToolRequestParams,
@@ -185,6 +186,11 @@ class Server(LowLevelServer):
             "Server.add_tool() is LowLevelServer's API; on Server, decorate the function "
             "with @server.tool() (input_schema= keeps a hand-written schema)"
         )
+
+    def param_headers(self, tool_name: str) -> tuple[ParamHeader, ...]:
+        """As :meth:`LowLevelServer.param_headers`, for the decorated tools."""
+        entry = self.tool_registry.get(tool_name)
+        return () if entry is None else entry.param_headers
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool and tell connected clients.

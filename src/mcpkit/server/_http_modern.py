@@ -5,20 +5,27 @@ DELETE get 405); each POST carries one request or notification; there are no ses
 no resumability; the answer is JSON, or an SSE stream scoped to the request when the
 handler emits notifications before its response; closing that stream cancels the request
 (no ``notifications/cancelled`` over HTTP). ``Mcp-Method`` must name the body's method and
-``Mcp-Name`` its ``params.name`` / ``params.uri`` (SEP-2243), else 400 with -32020. Errors
+``Mcp-Name`` its ``params.name`` / ``params.uri``, and a ``tools/call`` carries one
+``Mcp-Param-{Name}`` per argument the tool annotates with ``x-mcp-header`` (SEP-2243;
+the rules live in :mod:`mcpkit.protocol`), else 400 with -32020. Errors
 map to HTTP statuses: -32602, -32020, -32021 and -32022 are 400; -32601 is 404.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import msgspec
 
-from ..protocol import MessageRejected, NotificationReceived, RequestReceived
+from ..protocol import (
+    NAMED_METHODS,
+    MessageRejected,
+    NotificationReceived,
+    ParamHeader,
+    RequestReceived,
+    request_header_problem,
+)
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
 from ._http_session import HttpSession
@@ -26,6 +33,7 @@ from ._http_streams import Exchange
 from ._modern import is_modern
 
 if TYPE_CHECKING:
+    from ._lowlevel import LowLevelServer
     from ._streamable import StreamableHTTPApp
 
 __all__ = ["ModernExchange", "looks_modern", "post_modern", "status_for"]
@@ -43,10 +51,8 @@ _BAD_REQUEST_CODES: Final = frozenset(
         ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
     }
 )
-#: Methods whose target is named by ``Mcp-Name``, and the params member that names it.
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_SENTINEL_START: Final = "=?base64?"
-_SENTINEL_END: Final = "?="
+#: The standard headers checked against the body (``Mcp-Param-*`` are checked too).
+_CHECKED: Final = frozenset({b"mcp-method", b"mcp-name"})
 
 
 class _ErrorCode(msgspec.Struct):
@@ -62,8 +68,13 @@ class _Target(msgspec.Struct):
     uri: Any = None
 
 
+class _Arguments(msgspec.Struct):
+    arguments: Any = None
+
+
 _ANSWER: Final = msgspec.json.Decoder(_Answer)
 _TARGET: Final = msgspec.json.Decoder(_Target)
+_ARGUMENTS: Final = msgspec.json.Decoder(_Arguments)
 
 
 def status_for(response: bytes) -> int:
@@ -77,18 +88,6 @@ def status_for(response: bytes) -> int:
     if error.code == ErrorCode.METHOD_NOT_FOUND:
         return 404
     return 400 if error.code in _BAD_REQUEST_CODES else 200
-
-
-def decode_header_value(value: str) -> str | None:
-    """A header value with the ``=?base64?...?=`` sentinel decoded (SEP-2243), or ``None``
-    when the sentinel's content is not base64 of UTF-8."""
-    if value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END):
-        inner = value[len(_SENTINEL_START) : -len(_SENTINEL_END)]
-        try:
-            return base64.b64decode(inner, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-    return value
 
 
 class ModernExchange(Exchange):
@@ -119,29 +118,35 @@ class ModernExchange(Exchange):
             self.wake.set()
 
 
-def _header_problem(event: RequestReceived, headers: Headers) -> str | None:
-    """Why ``Mcp-Method`` / ``Mcp-Name`` do not match the body, or ``None``."""
-    method = headers.text(b"mcp-method")
-    if method is None:
-        return "the Mcp-Method header is required"
-    if method != event.method:
-        return f"Mcp-Method {method[:60]!r} does not match the body's method {event.method!r}"
-    member = _NAMED.get(event.method)
-    if member is None:
-        return None
-    try:
-        target = _TARGET.decode(event.params or b"{}")
-    except msgspec.DecodeError:
-        return None  # the params decoder reports malformed params
-    expected = getattr(target, member)
-    if not isinstance(expected, str):
-        return None
-    raw = headers.text(b"mcp-name")
-    if raw is None:
-        return f"the Mcp-Name header is required for {event.method}"
-    if decode_header_value(raw) != expected:
-        return f"Mcp-Name does not match params.{member}"
-    return None
+def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Headers) -> str | None:
+    """Why the MCP headers do not match the body (SEP-2243), or ``None``."""
+    params: dict[str, Any] | None = None
+    mirrored: tuple[ParamHeader, ...] = ()
+    if event.method in NAMED_METHODS:
+        try:
+            # The name alone first: the arguments are decoded twice only for a tool that
+            # mirrors some of them.
+            target = _TARGET.decode(event.params or b"{}")
+            params = {"name": target.name, "uri": target.uri}
+            if event.method == "tools/call" and isinstance(target.name, str):
+                mirrored = server.param_headers(target.name)
+            if mirrored:
+                params["arguments"] = _ARGUMENTS.decode(event.params or b"{}").arguments
+        except msgspec.DecodeError:
+            return None  # the params decoder reports malformed params
+    # One header twice is ambiguous: a proxy may read one copy and the server the other.
+    # Unrecognized Mcp-Param-* headers are ignored, repeated or not ("Server Behavior for
+    # Custom Headers").
+    checked = _CHECKED | {p.header.lower().encode("ascii") for p in mirrored}
+    repeated = headers.duplicated & checked
+    if repeated:
+        return f"more than one {min(repeated).decode('ascii')} header"
+    mcp = {
+        name.decode("latin-1"): value.decode("latin-1")
+        for name, value in headers.values.items()
+        if name.startswith(b"mcp-")
+    }
+    return request_header_problem(event.method, params, mcp, mirrored)
 
 
 async def _until_woken_or_gone(exchange: ModernExchange, receive: Receive) -> bool:
@@ -193,7 +198,7 @@ async def post_modern(
             headers=cors,
         )
         return
-    problem = _header_problem(event, headers)
+    problem = _header_problem(app.server, event, headers)
     if problem is not None:
         reply = session.endpoint.connection.send_error(
             event.request_id, ErrorCode.HEADER_MISMATCH, f"Header mismatch: {problem}"

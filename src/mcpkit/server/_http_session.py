@@ -72,7 +72,7 @@ class HttpSession:
         self.store = store
         self.retry_ms = retry_ms
         self.server_session = ServerSession(server, _StandaloneChannel(self), autoreceive=False)
-        self.standalone = SseStream(self, _STANDALONE)
+        self._standalone: SseStream | None = None  # made on first use (stateless: never)
         self.streams: OrderedDict[str, SseStream] = OrderedDict()
         self.exchanges: set[Exchange] = set()
         self.last_active = anyio.current_time()
@@ -83,6 +83,13 @@ class HttpSession:
         #: Set once the session's work has stopped after :meth:`close`.
         self.ended = Flag()
         self.on_end: Callable[[HttpSession], None] | None = None
+
+    @property
+    def standalone(self) -> SseStream:
+        """The stream for messages unrelated to any request (opened by GET)."""
+        if self._standalone is None:
+            self._standalone = SseStream(self, _STANDALONE)
+        return self._standalone
 
     @property
     def endpoint(self) -> Endpoint:
@@ -158,7 +165,8 @@ class HttpSession:
         for exchange in list(self.exchanges):
             exchange.abort()
         self.exchanges.clear()
-        for stream in [self.standalone, *self.streams.values()]:
+        standalone = [] if self._standalone is None else [self._standalone]
+        for stream in [*standalone, *self.streams.values()]:
             stream.end()
         self.streams.clear()
 

@@ -23,7 +23,7 @@ from msgspec import UNSET, Raw
 from .._version import __version__
 from ..aio import MemoryNotificationBus, MessageChannel, NotificationBus
 from ..exceptions import LocalProtocolError, RPCError, ToolError
-from ..protocol import DEFAULT_LIMITS, Limits
+from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, param_headers
 from ..types import (
     HANDSHAKE_VERSIONS,
     V2026_07_28,
@@ -178,9 +178,12 @@ class LowLevelServer:
         self.sessions: set[ServerSession] = set()
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
+        self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}
         self._request_state = request_state
         self.bus: NotificationBus = MemoryNotificationBus() if bus is None else bus
         self.set_request_handler("subscriptions/listen", serve_listen)
+        #: Deprecated 2026-07-28 features already warned about (once each per server).
+        self.deprecations_warned: set[str] = set()
 
     @property
     def request_state(self) -> RequestStateSealer:
@@ -238,7 +241,9 @@ class LowLevelServer:
 
         Raises:
             LocalProtocolError: the name breaks the 2025-11-25 naming rules (1-128 of
-                ``A-Z a-z 0-9 _ - .``) or is already registered.
+                ``A-Z a-z 0-9 _ - .``) or is already registered, or the input schema has
+                an invalid ``x-mcp-header`` annotation (see
+                :func:`mcpkit.protocol.param_headers`).
         """
         if not _TOOL_NAME.fullmatch(tool.name):
             raise LocalProtocolError(
@@ -246,7 +251,12 @@ class LowLevelServer:
             )
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
+        try:
+            mirrored = param_headers(tool.input_schema)
+        except LocalProtocolError as exc:
+            raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
         self._tools[tool.name] = (tool, handler)
+        self._param_headers[tool.name] = mirrored
         if "tools/list" not in self._routes:
             self._routes["tools/list"] = _Route(
                 self._list_tools, msgspec.json.Decoder(ListToolsRequestParams)
@@ -259,6 +269,11 @@ class LowLevelServer:
     def tools(self) -> list[Tool]:
         """The registered tools, in registration order."""
         return [tool for tool, _ in self._tools.values()]
+
+    def param_headers(self, tool_name: str) -> tuple[ParamHeader, ...]:
+        """The parameters of a tool mirrored into ``Mcp-Param-*`` headers on Streamable
+        HTTP 2026-07-28 (``x-mcp-header``, SEP-2243); empty for an unknown tool."""
+        return self._param_headers.get(tool_name, ())
 
     def capabilities(self) -> ServerCapabilities:
         """The capabilities implied by what is registered."""

@@ -22,7 +22,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, RPCError, ToolError
-from ..protocol import compile_schema
+from ..protocol import ParamHeader, compile_schema, param_headers
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -63,6 +63,8 @@ class FunctionTool:
     raw_validator: Any = None  # a compiled JSON Schema validator for hand-given schemas
     context_param: str | None = None
     is_async: bool = True
+    #: The parameters mirrored into ``Mcp-Param-*`` headers (``x-mcp-header``).
+    param_headers: tuple[ParamHeader, ...] = ()
 
     @property
     def name(self) -> str:
@@ -106,8 +108,9 @@ class ToolRegistry:
         """Register ``fn`` as a tool (see :meth:`Server.tool`).
 
         Raises:
-            LocalProtocolError: the name is taken or invalid, or the signature cannot be
-                described (``*args``, unresolvable annotations, ...).
+            LocalProtocolError: the name is taken or invalid, the signature cannot be
+                described (``*args``, unresolvable annotations, ...), or the input schema
+                has an invalid ``x-mcp-header`` annotation.
         """
         raw_validator = None
         if input_schema is not None:
@@ -151,7 +154,11 @@ class ToolRegistry:
             )
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
-        entry = FunctionTool(tool, fn, schema, raw_validator, context_param, is_async)
+        try:
+            mirrored = param_headers(tool.input_schema)
+        except LocalProtocolError as exc:
+            raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
+        entry = FunctionTool(tool, fn, schema, raw_validator, context_param, is_async, mirrored)
         self._tools[tool.name] = entry
         return entry
 

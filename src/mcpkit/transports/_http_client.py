@@ -31,6 +31,7 @@ from ..exceptions import (
 )
 from ..protocol import SSEParser, media_type, valid_session_id
 from ..types import V2025_03_26, RequestId
+from ._http_client_modern import modern_headers
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
     HTTPX_IMPORT_ERROR,
@@ -60,6 +61,8 @@ _SESSION: Final = "Mcp-Session-Id"
 _VERSION: Final = "MCP-Protocol-Version"
 #: Bound on the DELETE that ends the session, and on closing the HTTP client.
 _CLOSE_TIMEOUT: Final = 5.0
+#: How long connecting waits for the server to answer the standalone GET (then goes on).
+_LISTEN_OPEN_WAIT: Final = 2.0
 #: Messages received but not yet taken by ``receive`` (then the streams wait: backpressure).
 _QUEUE_SIZE: Final = 1024
 
@@ -157,6 +160,8 @@ class StreamableHTTPChannel:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._initialize_ids: set[RequestId] = set()
+        #: 2026-07-28 requests in flight (they are cancelled by closing their stream).
+        self._stateless_ids: set[RequestId] = set()
         self._calls: dict[RequestId, anyio.CancelScope] = {}
         self._listening: anyio.CancelScope | None = None
         self._short = httpx.Timeout(transport.timeout)
@@ -243,7 +248,8 @@ class StreamableHTTPChannel:
             anyio.ClosedResourceError: the channel was closed.
             MessageNotDelivered: the server refused the message or could not be reached.
             SessionExpiredError: the server no longer knows the session (HTTP 404).
-            LocalProtocolError: the channel was never opened.
+            LocalProtocolError: the channel was never opened, or a 2026-07-28 request's
+                method cannot travel in the ``Mcp-Method`` header.
         """
         if self._closed:
             raise anyio.ClosedResourceError
@@ -251,13 +257,27 @@ class StreamableHTTPChannel:
             raise LocalProtocolError("use `async with transport.connect() as channel` first")
         out = classify(message)
         if out.request_ids:
+            modern = modern_headers(message)
             if out.initialize_id is not None:
                 self._initialize_ids.add(out.initialize_id)
             scope = anyio.CancelScope()
             if len(out.request_ids) == 1:
                 self._calls[out.request_ids[0]] = scope
-            headers = self._headers(_ACCEPT_BOTH, initialize=out.initialize_id is not None)
+            if modern is None:
+                headers = self._headers(_ACCEPT_BOTH, initialize=out.initialize_id is not None)
+            else:
+                # 2026-07-28: no session; the version and method travel as headers.
+                headers = self._headers(_ACCEPT_BOTH, initialize=True)
+                headers.update(modern)
+                self._stateless_ids.update(out.request_ids)
             self._task_group.start_soon(self._call, message, out, headers, scope)
+            return
+        if out.cancelled_id is not None and out.cancelled_id in self._stateless_ids:
+            # 2026-07-28 basic/patterns/cancellation.mdx: over HTTP a request is cancelled
+            # by closing its response stream, not with notifications/cancelled.
+            call = self._calls.get(out.cancelled_id)
+            if call is not None:
+                call.cancel()
             return
         try:
             await self._post_quietly_answered(message)
@@ -268,7 +288,7 @@ class StreamableHTTPChannel:
                 if call is not None:
                     call.cancel()
         if "notifications/initialized" in out.methods:
-            self._start_listening()
+            await self._start_listening()
 
     def _headers(
         self, accept: str, *, initialize: bool = False, session: str | None = None
@@ -352,6 +372,7 @@ class StreamableHTTPChannel:
                             await self._push(DeliveryFailed(rid, error))
         finally:
             for rid in out.request_ids:
+                self._stateless_ids.discard(rid)
                 if self._calls.get(rid) is scope:
                     del self._calls[rid]
 
@@ -463,18 +484,27 @@ class StreamableHTTPChannel:
 
     # -- the standalone GET stream ------------------------------------------------------
 
-    def _start_listening(self) -> None:
+    async def _start_listening(self) -> None:
         if self._listening is not None or self._closed or self._task_group is None:
             return
         self._listening = anyio.CancelScope()
-        self._task_group.start_soon(self._listen, self._listening)
+        opened = anyio.Event()
+        self._task_group.start_soon(self._listen, self._listening, opened)
+        # Wait (briefly) until the server has answered the GET: the stream then exists
+        # before the first request, so messages the server sends about it are not missed
+        # and the server sees our connections in a predictable order.
+        with anyio.move_on_after(_LISTEN_OPEN_WAIT):
+            await opened.wait()
 
-    async def _listen(self, scope: anyio.CancelScope) -> None:
+    async def _listen(self, scope: anyio.CancelScope, opened: anyio.Event) -> None:
         """Keep the standalone GET stream open (``basic/transports.mdx`` "Listening for
         Messages from the Server"): the server's requests and notifications arrive on it."""
         parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
-        with scope:
-            await self._resumer().listen(parser, self._listened)
+        try:
+            with scope:
+                await self._resumer().listen(parser, self._listened, opened=opened.set)
+        finally:
+            opened.set()
         if self._listening is scope:
             self._listening = None
 

@@ -315,7 +315,9 @@ class Resumer:
             return min(parser.retry / 1000, self.maximum)
         return min(self.initial * self.factor**failures, self.maximum)
 
-    async def _get(self, parser: SSEParser, deliver: Deliver) -> _Attempt:
+    async def _get(
+        self, parser: SSEParser, deliver: Deliver, opened: Callable[[], None] | None = None
+    ) -> _Attempt:
         """One GET of the stream, from ``parser.last_event_id`` if there is one.
 
         Raises:
@@ -330,6 +332,8 @@ class Resumer:
                 "GET", self.url, headers=headers, timeout=self.timeout, follow_redirects=False
             ) as response:
                 status = response.status_code
+                if opened is not None:
+                    opened()  # the server answered: the stream exists (or was refused)
                 if status == 404 and session is not None:
                     self.expire(session)
                     return _Attempt(status, False, True, "HTTP 404")
@@ -375,13 +379,16 @@ class Resumer:
             failures = 0 if attempt.delivered else failures + 1
         return None
 
-    async def listen(self, parser: SSEParser, deliver: Deliver) -> None:
+    async def listen(
+        self, parser: SSEParser, deliver: Deliver, opened: Callable[[], None] | None = None
+    ) -> None:
         """Keep the standalone GET stream open until the server refuses it (405), forgets
-        the session (404) or ``attempts`` reconnections in a row deliver nothing."""
+        the session (404) or ``attempts`` reconnections in a row deliver nothing;
+        ``opened`` is called when the server first answers the GET."""
         failures = 0
         while True:
             try:
-                attempt = await self._get(parser, deliver)
+                attempt = await self._get(parser, deliver, opened)
             except RemoteProtocolError as exc:
                 logger.warning("abandoning the standalone SSE stream: %s", exc)
                 return

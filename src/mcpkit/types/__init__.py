@@ -71,6 +71,16 @@ from ._methods import (
     is_reserved_method_name,
     method_spec,
 )
+from ._modern_meta import (
+    CACHEABLE_METHODS,
+    INPUT_REQUIRED_METHODS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MODERN_VERSIONS,
+)
 from ._notifications import (
     CancelledNotificationParams,
     LoggingMessageNotificationParams,
@@ -130,6 +140,14 @@ from ._versions import (
 )
 
 __all__ = [
+    "CACHEABLE_METHODS",
+    "INPUT_REQUIRED_METHODS",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "MODERN_VERSIONS",
     # base
     "UNSET",
     "Meta",

@@ -1,0 +1,123 @@
+"""The client's cache of 2026-07-28 results that carry caching hints.
+
+2026-07-28 ``server/utilities/caching.mdx``: complete results of ``server/discover``, the
+list methods and ``resources/read`` carry ``ttlMs`` (fresh while ``now < t_received +
+ttlMs``; absent or negative means 0, immediately stale) and ``cacheScope``. The key is the
+method plus the params that affect the result (the ``uri``, the ``cursor``); a request
+carrying ``inputResponses`` or ``requestState`` (a multi round-trip retry) and an
+``input_required`` result are never cached; a relevant ``list_changed`` / ``updated``
+notification invalidates at once.
+
+A cache belongs to one :class:`~mcpkit.client.Client`, so it serves one authorization
+context: a ``"private"`` entry is never shared with another caller, and a ``"public"`` one
+is not shared either (sharing across clients is not offered).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from ..types import CACHEABLE_METHODS
+
+__all__ = ["ResultCache"]
+
+#: Params members that belong to a multi round-trip retry: never part of a cacheable request.
+_RETRY_MEMBERS: Final = ("inputResponses", "requestState")
+#: Which cached methods a notification makes stale.
+_INVALIDATES: Final = {
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    raw: bytes
+    expires: float
+    scope: str
+    uri: str | None
+
+
+class ResultCache:
+    """A bounded store of fresh results, keyed by method and result-affecting params.
+
+    Args:
+        max_entries: most results kept; the least recently used goes first.
+        clock: seconds from a monotonic clock (injectable for tests).
+
+    Raises:
+        ValueError: ``max_entries`` is not positive.
+    """
+
+    def __init__(
+        self, max_entries: int = 256, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self.max_entries = max_entries
+        self.clock = clock
+        self._entries: OrderedDict[tuple[str, bytes], _Entry] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @staticmethod
+    def key(method: str, params: dict[str, Any]) -> tuple[str, bytes] | None:
+        """The cache key of a request, or ``None`` when it must not be cached (not a
+        cacheable method, or a multi round-trip retry). ``_meta`` is not part of the key:
+        it names the client and the protocol, which are the same for every request."""
+        if method not in CACHEABLE_METHODS or any(m in params for m in _RETRY_MEMBERS):
+            return None
+        affecting = {name: value for name, value in params.items() if name != "_meta"}
+        return method, msgspec.json.encode(affecting, order="sorted")
+
+    def get(self, key: tuple[str, bytes]) -> bytes | None:
+        """The cached result for ``key`` while it is fresh (a stale one is dropped)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if self.clock() >= entry.expires:
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return entry.raw
+
+    def put(
+        self, key: tuple[str, bytes], raw: bytes, ttl_ms: Any, scope: Any, uri: str | None = None
+    ) -> None:
+        """Store a complete result for ``ttl_ms`` milliseconds. A missing, non-integer or
+        non-positive ``ttl_ms`` means immediately stale: nothing is stored."""
+        if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0:
+            self._entries.pop(key, None)
+            return
+        scope = scope if scope in ("public", "private") else "private"
+        self._entries[key] = _Entry(raw, self.clock() + ttl_ms / 1000.0, scope, uri)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+    def invalidate(self, notification: str, uri: str | None = None) -> None:
+        """Drop what ``notification`` makes stale: the matching list results, or the reads
+        of ``uri`` for ``notifications/resources/updated``."""
+        if notification == "notifications/resources/updated":
+            doomed = [
+                key
+                for key, entry in self._entries.items()
+                if key[0] == "resources/read" and (uri is None or entry.uri == uri)
+            ]
+        else:
+            methods = _INVALIDATES.get(notification, ())
+            doomed = [key for key in self._entries if key[0] in methods]
+        for key in doomed:
+            del self._entries[key]
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._entries.clear()
