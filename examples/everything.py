@@ -33,6 +33,11 @@ same ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` / ``ctx.ask`` in both 
     multiple_inputs,multi_round,tampered_state,capabilities}; prompt
     test_input_required_result_prompt
 
+2026-07-28 scenario ``server-stateless`` (response streams and ``subscriptions/listen``)::
+
+    test_streaming_elicitation, test_logging_tool, test_trigger_tool_change,
+    test_trigger_prompt_change
+
 Resources: test://static-text, test://static-binary, the template test://template/{id}/data
 and test://watched-resource (subscribable). Prompts: test_simple_prompt,
 test_prompt_with_arguments {arg1, arg2}, test_prompt_with_embedded_resource {resourceUri},
@@ -764,6 +769,41 @@ async def test_input_required_result_capabilities(ctx: RequestContext) -> str:
         return "No supported capabilities declared"
     await ctx.ask(*wanted)
     return f"capabilities-ok: received {','.join(str(r.key) for r in wanted)}"
+
+
+# -- tools: 2026-07-28 scenario server-stateless (response and listen streams) --------------
+
+
+@server.tool()
+async def test_streaming_elicitation(ctx: RequestContext) -> str:
+    """Diagnostic tool validating response progress streams: reports progress, then asks
+    for a confirmation (on 2026-07-28 an input-required result, never a request of its own
+    on the stream)"""
+    await ctx.report_progress(50, 100)
+    answer = await ctx.elicit("Continue streaming?", CONFIRM_FORM, key="confirm")
+    return "Streaming complete" if (answer.data or {}).get("ok") is True else "Streaming stopped"
+
+
+@server.tool()
+async def test_logging_tool(ctx: RequestContext) -> str:
+    """Diagnostic logging validator tool: logs only when the request opts in (2026-07-28
+    _meta logLevel; in the handshake era, logging/setLevel)"""
+    await ctx.log("info", "Diagnostic trace logging activated")
+    return "Logging evaluated"
+
+
+@server.tool()
+async def test_trigger_tool_change() -> str:
+    """Sends notifications/tools/list_changed to the listeners that asked for it"""
+    server.notify_list_changed("tools")
+    return "Mutation triggered"
+
+
+@server.tool()
+async def test_trigger_prompt_change() -> str:
+    """Sends notifications/prompts/list_changed to the listeners that asked for it"""
+    server.notify_list_changed("prompts")
+    return "Mutation triggered"
 
 
 # -- prompts --------------------------------------------------------------------------------

@@ -201,6 +201,11 @@ EXTRA_TOOLS = {
     "test_input_required_result_multi_round",
     "test_input_required_result_tampered_state",
     "test_input_required_result_capabilities",
+    # The 2026-07-28 scenario server-stateless (response and listen streams).
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
     # For http-custom-header-server-validation (x-mcp-header, SEP-2243).
     "test_custom_headers",
 }

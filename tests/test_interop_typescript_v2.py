@@ -132,8 +132,9 @@ MODERN_PLAN: Final = [
     # Removed in 2026-07-28: the SDK refuses them itself, nothing is sent.
     {"op": "setLoggingLevel", "level": "debug", "expectSdkError": True},  # 10
     {"op": "ping", "expectSdkError": True},
-    # mcpkit does not serve subscriptions/listen yet: -32601, the connection unharmed.
-    {"op": "listen", "filter": {"toolsListChanged": True}, "expectError": -32601},
+    # subscriptions/listen: acknowledged with the honoured filter, then closed by the
+    # client (notifications/cancelled on stdio, closing the stream over HTTP).
+    {"op": "listen", "filter": {"toolsListChanged": True, "promptsListChanged": False}},
     {"op": "discover"},
     call("echo", text="still here"),
     {"op": "listResourceTemplates"},  # 15
@@ -176,6 +177,15 @@ def check_modern_steps(summary: Summary) -> None:
         == steps[11]["error"]["code"]
         == ("METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION")
     )
+    # Acknowledged with the honoured filter (promptsListChanged: false is not a request).
+    assert steps[LISTEN]["result"]["honoredFilter"] == {"toolsListChanged": True}
+    [listen] = summary.outbound("subscriptions/listen")
+    [ack] = [
+        m
+        for m in summary.inbound()
+        if m.get("method") == "notifications/subscriptions/acknowledged"
+    ]
+    assert ack["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": listen["id"]}
     assert steps[13]["result"]["supportedVersions"][0] == MODERN
     assert text_of(steps[14]["result"]) == "still here"
     [template] = steps[15]["result"]["resourceTemplates"]
@@ -192,7 +202,7 @@ def check_modern_steps(summary: Summary) -> None:
 #: The ``subscriptions/listen`` step of :data:`MODERN_PLAN`.
 LISTEN: Final = 12
 #: The steps of :data:`MODERN_PLAN` answered with a JSON-RPC error.
-MODERN_PLAN_ERRORS: Final = 5
+MODERN_PLAN_ERRORS: Final = 4
 
 
 def check_modern_wire(summary: Summary, *, errors: int = MODERN_PLAN_ERRORS) -> None:
@@ -411,12 +421,7 @@ def check_mrtr(summary: Summary) -> None:
 async def test_ts2_client_settles_on_2026_over_http(node: str, mode: str) -> None:
     argv = [sys.executable, "-m", "mcpkit", "run", str(EVERYTHING), "--transport", "http"]
     argv += ["--port", "0", *v1_http.MODES[mode]]
-    # The v2 client turns a 404 into an SdkError without reading the JSON-RPC error in its
-    # body (-32601, which 2026-07-28 sends with 404: basic/transports/streamable-http.mdx).
-    listen = {**MODERN_PLAN[LISTEN], "expectSdkError": True}
-    del listen["expectError"]
-    steps = [*MODERN_PLAN[:LISTEN], listen, *MODERN_PLAN[LISTEN + 1 :]]
-    plan = {"negotiation": "auto", "steps": steps}
+    plan = {"negotiation": "auto", "steps": MODERN_PLAN}
     async with v1_http.child_process(
         argv, "mcpkit run", follow="stderr", stop=v1_http.interrupt
     ) as server:
@@ -426,13 +431,10 @@ async def test_ts2_client_settles_on_2026_over_http(node: str, mode: str) -> Non
         assert url.startswith("http://127.0.0.1:"), line
         summary = await run_ts2_client(node, plan, [url])
     assert server.stderr == [line], server.describe()
-    check_modern_wire(summary, errors=MODERN_PLAN_ERRORS - 1)
+    check_modern_wire(summary)
     check_modern_steps(summary)
     check_progress_sent(summary)
-    error = summary.step(LISTEN)["error"]
-    assert (error["code"], error["data"]["status"]) == ("CLIENT_HTTP_NOT_IMPLEMENTED", 404)
-    assert json.loads(error["data"]["text"])["error"]["code"] == -32601
-    assert other_client_errors(summary) == [error["message"]]  # also through onerror
+    assert other_client_errors(summary) == []
     # 2026-07-28 Streamable HTTP: POST only, no session, and the headers mirror the body.
     requests = summary["http"]["requests"]
     assert {r["method"] for r in requests} == {"POST"}, requests
@@ -441,9 +443,19 @@ async def test_ts2_client_settles_on_2026_over_http(node: str, mode: str) -> Non
         assert request["headers"]["mcp-protocol-version"] == MODERN, request
     calls = [r for r in requests if r["headers"].get("mcp-method") == "tools/call"]
     assert [r["headers"]["mcp-name"] for r in calls][:2] == ["echo", "test_tool_with_progress"]
-    # Errors are 400 (invalid params, missing capability) or 404 (unknown method).
+    # Errors are 400 (invalid params, missing capability); the listen is an SSE stream,
+    # which the SDK closes and also cancels with a notification (202).
     statuses = sorted(r["status"] for r in requests if r["status"] != 200)
-    assert statuses == [400, 400, 400, 400, 404], requests
+    assert statuses == [202, 400, 400, 400, 400], [r for r in requests if r["status"] != 200]
+    [listen_request] = summary.outbound("subscriptions/listen")
+    cancels = [
+        m["params"]["requestId"]
+        for direction, m in summary["wire"]
+        if direction == "out" and m.get("method") == "notifications/cancelled"
+    ]
+    assert cancels == [listen_request["id"]]
+    [listen] = [r for r in requests if r["headers"].get("mcp-method") == "subscriptions/listen"]
+    assert listen["contentType"].startswith("text/event-stream"), listen
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

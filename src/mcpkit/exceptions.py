@@ -46,6 +46,7 @@ __all__ = [
     "TransportError",
     "MessageNotDelivered",
     "SessionExpiredError",
+    "SubscriptionOverflowError",
 ]
 
 
@@ -158,6 +159,12 @@ class SessionExpiredError(TransportError):
     """The server ended or forgot this session (Streamable HTTP: 404 for a request carrying
     a session id, ``basic/transports.mdx`` "Session Management"); a new session must be
     initialized."""
+
+
+class SubscriptionOverflowError(MCPError):
+    """A notification subscriber fell too far behind (its bounded queue filled up) and was
+    cut off; what was queued for it is dropped. Subscribe again, and refetch what it
+    tracked (see ``mcpkit.aio.MemoryNotificationBus``)."""
 
 
 class MCPDeprecationWarning(DeprecationWarning):

@@ -6,6 +6,7 @@ nothing about HTTP or stdio; runs on asyncio and trio.
 
 from __future__ import annotations
 
+from ._bus import BusMessage, MemoryNotificationBus, NotificationBus, Subscription
 from ._calls import (
     PROCEED,
     InboundRequest,
@@ -21,6 +22,10 @@ from ._flag import Flag
 from ._route import ReplyRoute, current_route
 
 __all__ = [
+    "BusMessage",
+    "MemoryNotificationBus",
+    "NotificationBus",
+    "Subscription",
     "DeliveryFailed",
     "Endpoint",
     "EventStore",

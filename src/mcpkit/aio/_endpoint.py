@@ -17,7 +17,7 @@ import asyncio
 import logging
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Final
 
@@ -106,6 +106,8 @@ class Endpoint:
         autoreceive: whether entering the endpoint starts the loop reading the channel.
             ``False`` for transports that read messages themselves and hand them to
             :meth:`dispatch` (Streamable HTTP).
+        on_drain: called once when the peer stopped sending, before unfinished requests
+            get their ``drain_timeout`` (to end long-lived ones gracefully).
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class Endpoint:
         drain_timeout: float = 2.0,
         connection: Connection | None = None,
         autoreceive: bool = True,
+        on_drain: Callable[[], None] | None = None,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
@@ -130,6 +133,7 @@ class Endpoint:
         self._gate = gate
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
+        self._on_drain = on_drain
         self._idle: anyio.Event | None = None  # set when the last handler finishes
         # notify_soon() messages, in order, each with the route it belongs to.
         self._soon: deque[tuple[bytes, ReplyRoute | None]] = deque()
@@ -213,6 +217,8 @@ class Endpoint:
             async with anyio.create_task_group() as tg:
                 self._task_group = tg
                 await self._receive_loop()
+                if self._on_drain is not None:
+                    self._on_drain()  # e.g. end long-lived requests gracefully
                 if self._handlers:
                     self._idle = anyio.Event()
                     with anyio.move_on_after(self._drain_timeout):
@@ -223,6 +229,16 @@ class Endpoint:
             with anyio.CancelScope(shield=True):
                 await self._cancel_native_handlers()
                 await self._close_channel()
+
+    def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> bool:
+        """Run ``fn(*args)`` in the background, in the connection's task group (cancelled
+        when :meth:`run` ends; an :meth:`attach`-ed endpoint uses the caller's group, so
+        the task must end itself when the connection does). Returns ``False``, running
+        nothing, when the connection is not being served."""
+        if self._task_group is None or self.closed:
+            return False
+        self._task_group.start_soon(fn, *args)
+        return True
 
     async def _cancel_native_handlers(self) -> None:
         tasks = [h for h in self._handlers.values() if isinstance(h, asyncio.Task)]
@@ -469,17 +485,18 @@ class Endpoint:
             if (data is not None or route is not None) and self._task_group is not None:
                 self._task_group.start_soon(self._finish_quietly, route, data)
 
-    def notify_soon(self, method: str, params: Any = UNSET) -> None:
+    def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
         """Send a notification in the background (best effort), from synchronous code
         running on the event loop. Notifications sent this way keep their order. Dropped
-        when the connection is not running.
+        when the connection is not running. ``related`` as for :meth:`notify`.
 
         Raises:
             LocalProtocolError: ``params`` is not an object or cannot be encoded.
         """
         if self._task_group is None or self.closed:
             return
-        self._soon.append((self.connection.send_notification(method, params), _CURRENT.get()))
+        route = _CURRENT.get() if related else None
+        self._soon.append((self.connection.send_notification(method, params), route))
         if not self._draining:
             self._draining = True
             self._task_group.start_soon(self._drain_soon)
@@ -551,8 +568,11 @@ class Endpoint:
             self._fail_pending()
             raise ConnectionClosedError("the connection closed") from exc
 
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        """Send a notification.
+    async def notify(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
+        """Send a notification: with the messages of the request being handled in this
+        task (see :class:`ReplyRoute`), or, when ``related`` is false, as a message of the
+        connection that belongs to no request (for example a change notification sent to
+        every client while one client's request is being handled).
 
         Raises:
             LocalProtocolError: ``params`` is not an object or cannot be encoded.
@@ -560,7 +580,8 @@ class Endpoint:
         """
         if self.closed:
             raise ConnectionClosedError("the connection closed")
-        await self.send_raw(self.connection.send_notification(method, params))
+        data = self.connection.send_notification(method, params)
+        await self._send(data, _CURRENT.get() if related else None)
 
     async def request(
         self,

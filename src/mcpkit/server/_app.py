@@ -11,12 +11,12 @@ import inspect
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, TypeVar, overload
+from typing import Any, Final, Literal, TypeVar, overload
 
 from msgspec import UNSET, UnsetType
 
 from .._version import __version__
-from ..exceptions import LocalProtocolError, RPCError
+from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError
 from ..protocol import ParamHeader
 from ..types import (
     Annotations,
@@ -56,13 +56,17 @@ from ._compat import (
 )
 from ._context import RequestContext
 from ._files import DirectoryResources
-from ._logbridge import McpLogHandler
+from ._listen import LIST_CHANGED, list_changed_message, resource_updated_message
+from ._logbridge import McpLogHandler, current_request
 from ._lowlevel import LowLevelServer
 from ._prompts import PromptRegistry
 from ._resources import ResourceRegistry
+from ._session import ServerSession
 from ._tools import ToolRegistry
 
 __all__ = ["CompletionHandler", "Server"]
+
+logger = logging.getLogger("mcpkit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -73,6 +77,12 @@ CompletionHandler = Callable[
 ]
 _MAX_COMPLETIONS: Final = 100  # server/utilities/completion.mdx: at most 100 values
 _RESOURCE_NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
+
+
+def _requesting_session() -> ServerSession | None:
+    """The connection of the request being handled in this task, if any."""
+    ctx = current_request.get()
+    return None if ctx is None else ctx.session
 
 
 class Server(LowLevelServer):
@@ -337,24 +347,46 @@ class Server(LowLevelServer):
 
     # -- notifications ------------------------------------------------------------------
 
+    def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
+        """Tell clients that the ``kind`` list changed (registering or removing a tool,
+        prompt or resource does this itself; call it when a list depends on outside
+        state): every initialized handshake-era client, and the ``subscriptions/listen``
+        streams that asked for it. Call it on the event loop's thread.
+
+        Raises:
+            LocalProtocolError: ``kind`` is not tools, prompts or resources.
+        """
+        if kind not in LIST_CHANGED:
+            raise LocalProtocolError(f"unknown list {kind!r}; use tools, prompts or resources")
+        self._changed(kind)
+
     def _changed(self, kind: str) -> None:
         """Tell every initialized client that a list changed (best effort, in the
         background; nothing to do before the server runs)."""
-        method = f"notifications/{kind}/list_changed"
+        self.bus.publish(list_changed_message(kind))
+        method = LIST_CHANGED[kind]
+        own = _requesting_session()
         for session in list(self.sessions):
             # Once initialize is answered (notifications are not requests, so they need not
             # wait for notifications/initialized; basic/lifecycle.mdx).
             if session.protocol_version is not None:
-                session.notify_soon(method)
+                # With the request being handled only on its own client's connection
+                # (over HTTP another client's request stream is not this client's).
+                session.notify_soon(method, related=session is own)
 
     async def notify_resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to ``uri`` that it changed
-        (``notifications/resources/updated``). Returns how many were told."""
-        told = 0
+        (``notifications/resources/updated``): handshake-era ``resources/subscribe``
+        sessions (sent before this returns) and ``subscriptions/listen`` streams (queued
+        for them). Published on the server's bus, so with a shared bus other processes'
+        clients hear it too. Returns how many subscribers in this process it reached."""
+        told = self.bus.publish(resource_updated_message(uri))
+        own = _requesting_session()
         for session in list(self.sessions):
-            if uri in session.subscriptions:
-                await session.notify("notifications/resources/updated", {"uri": uri})
-                told += 1
+            try:
+                await session.resource_updates.flush(related=session is own)
+            except ConnectionClosedError:
+                logger.debug("a subscribed client left before its resource update")
         return told
 
     # -- handlers -----------------------------------------------------------------------
@@ -415,13 +447,13 @@ class Server(LowLevelServer):
     ) -> dict[str, Any]:
         if not self.resource_registry.knows(params.uri):
             raise RPCError(_RESOURCE_NOT_FOUND, "Resource not found", {"uri": params.uri})
-        ctx.session.subscriptions.add(params.uri)
+        ctx.session.resource_updates.add(params.uri)
         return {}
 
     async def _unsubscribe(
         self, ctx: RequestContext, params: UnsubscribeRequestParams
     ) -> dict[str, Any]:
-        ctx.session.subscriptions.discard(params.uri)
+        ctx.session.resource_updates.discard(params.uri)
         return {}
 
     async def _list_prompts(

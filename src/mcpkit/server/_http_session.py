@@ -127,6 +127,7 @@ class HttpSession:
             return
         self.closed = True
         self.server_session.server.sessions.discard(self.server_session)
+        self.server_session.release()
         self._release()
         if self._task_group is None:
             self._ended()
@@ -141,6 +142,7 @@ class HttpSession:
             return False
         self.closed = True
         self.server_session.server.sessions.discard(self.server_session)
+        self.server_session.release()
         self._release()
         self._ended()
         return True

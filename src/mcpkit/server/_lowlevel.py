@@ -21,7 +21,7 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from .._version import __version__
-from ..aio import MessageChannel
+from ..aio import MemoryNotificationBus, MessageChannel, NotificationBus
 from ..exceptions import LocalProtocolError, RPCError, ToolError
 from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, param_headers
 from ..types import (
@@ -43,6 +43,7 @@ from ..types import (
     method_spec,
 )
 from ._context import RequestContext
+from ._listen import serve_listen
 from ._request_state import RequestStateSealer
 from ._session import ServerSession
 
@@ -124,6 +125,11 @@ class LowLevelServer:
         request_state: seals the ``requestState`` of 2026-07-28 multi round-trip
             requests (keys, lifetime, size bound, replay guard); give every process of a
             deployment the same keys. Default: :class:`RequestStateSealer` ``()``.
+        bus: where change notifications (list changes, resource updates) are published
+            and ``subscriptions/listen`` streams and ``resources/subscribe`` sessions
+            subscribe; give every process of a deployment one shared bus. Default: a
+            :class:`~mcpkit.aio.MemoryNotificationBus` (each listener's queue holds
+            1000 notifications; a listener further behind is cut off).
     """
 
     def __init__(
@@ -143,6 +149,7 @@ class LowLevelServer:
         cache_ttl_ms: int = 0,
         cache_scope: CacheScope = "private",
         request_state: RequestStateSealer | None = None,
+        bus: NotificationBus | None = None,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -173,6 +180,8 @@ class LowLevelServer:
         self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
         self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}
         self._request_state = request_state
+        self.bus: NotificationBus = MemoryNotificationBus() if bus is None else bus
+        self.set_request_handler("subscriptions/listen", serve_listen)
         #: Deprecated 2026-07-28 features already warned about (once each per server).
         self.deprecations_warned: set[str] = set()
 
@@ -354,6 +363,14 @@ class LowLevelServer:
 
     # -- serving ------------------------------------------------------------------------
 
+    def end_subscriptions(self) -> None:
+        """End every open ``subscriptions/listen`` stream gracefully (e.g. before shutting
+        down): each delivers what is queued for it, then its final result, carrying its
+        subscription id (2026-07-28 ``basic/patterns/subscriptions.mdx``, "Graceful
+        Closure"). Call it on the event loop's thread."""
+        for session in list(self.sessions):
+            session.end_listens()
+
     async def serve(self, channel: MessageChannel) -> None:
         """Serve one connection over ``channel`` until the client closes it."""
         session = ServerSession(self, channel)
@@ -418,7 +435,8 @@ class LowLevelServer:
 
         options.setdefault("security", TransportSecurity.for_bind(host, port))
         app = app_for(self, transport, **options)
-        await serve_http(app, host=host, port=port, ready=ready)
+        # Open subscriptions/listen streams end with their final result, not a cut.
+        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=self.end_subscriptions)
 
     def run(
         self,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel
+from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel, Subscription
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import HandshakeState, ServerHandshake
 from ..types import (
@@ -29,6 +30,7 @@ from ..types import (
 from ._compat import capabilities_for
 from ._context import RequestContext
 from ._inputs import InputRound, input_required_in
+from ._listen import ResourceUpdates
 from ._logbridge import current_request
 from ._modern import ModernRequest, exists_in_modern, is_modern, parse_modern
 from ._modern_results import discover_result, finish_modern
@@ -83,8 +85,10 @@ class ServerSession:
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
         self.log_level: LoggingLevel = server.default_log_level
-        #: Resource URIs this client subscribed to (``resources/subscribe``).
-        self.subscriptions: set[str] = set()
+        #: Handshake-era ``resources/subscribe`` subscriptions, fed by the server's bus.
+        self.resource_updates = ResourceUpdates(self)
+        #: The open ``subscriptions/listen`` streams of this connection.
+        self.listens: set[Subscription] = set()
         #: The thread running this session's event loop.
         self.loop_thread = threading.get_ident()
         self.endpoint = Endpoint(
@@ -95,7 +99,29 @@ class ServerSession:
             limits=server.limits,
             max_in_flight=server.max_in_flight,
             autoreceive=autoreceive,
+            on_drain=self.end_listens,
         )
+
+    @property
+    def subscriptions(self) -> frozenset[str]:
+        """Resource URIs this client subscribed to (``resources/subscribe``)."""
+        return frozenset(self.resource_updates.uris)
+
+    def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> bool:
+        """Run ``fn(*args)`` in the background while the connection is served (see
+        :meth:`Endpoint.start_soon`); returns whether it started."""
+        return self.endpoint.start_soon(fn, *args)
+
+    def end_listens(self) -> None:
+        """End this connection's ``subscriptions/listen`` streams gracefully: each gets
+        what is queued for it, then its final result."""
+        for subscription in list(self.listens):
+            subscription.end()
+
+    def release(self) -> None:
+        """The connection ended: drop its resource subscriptions (idempotent; its listen
+        streams end with their handlers, which the end of the connection cancels)."""
+        self.resource_updates.close()
 
     @property
     def protocol_version(self) -> str | None:
@@ -117,7 +143,10 @@ class ServerSession:
     async def run(self) -> None:
         """Serve the connection until the client closes it."""
         self.loop_thread = threading.get_ident()
-        await self.endpoint.run()
+        try:
+            await self.endpoint.run()
+        finally:
+            self.release()
 
     # -- dispatch -----------------------------------------------------------------------
 
@@ -219,19 +248,20 @@ class ServerSession:
 
     # -- sending ------------------------------------------------------------------------
 
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        """Send a notification to the client.
+    async def notify(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
+        """Send a notification to the client (``related=False``: one that belongs to no
+        request being handled in this task, e.g. a change another client caused).
 
         Raises:
             LocalProtocolError: ``params`` is not an object or cannot be encoded.
             ConnectionClosedError: the client is gone.
         """
-        await self.endpoint.notify(method, params)
+        await self.endpoint.notify(method, params, related=related)
 
-    def notify_soon(self, method: str, params: Any = UNSET) -> None:
+    def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
         """Send a notification in the background, from synchronous code on the event loop
         (best effort: nothing is sent once the connection has ended)."""
-        self.endpoint.notify_soon(method, params)
+        self.endpoint.notify_soon(method, params, related=related)
 
     def log_soon(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
         """Send a log message in the background if ``level`` passes the client's threshold

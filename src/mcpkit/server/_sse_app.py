@@ -336,6 +336,7 @@ class SSEApp:
             session.channel.shut()
             self.sessions.pop(session.id, None)
             self.server.sessions.discard(session.server_session)
+            session.server_session.release()
             logger.debug("SSE session %s ended", session.id)
             if self.on_session_closed is not None:
                 self.on_session_closed(session.server_session)

@@ -103,6 +103,7 @@ async def serve_http(
     limit_concurrency: int | None = 1000,
     log_level: str = "warning",
     ready: Callable[[HttpServer], None] | None = None,
+    on_shutdown: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``app`` with uvicorn until cancelled or stopped (asyncio only).
 
@@ -116,6 +117,8 @@ async def serve_http(
         limit_concurrency: most connections and tasks at once (503 beyond).
         log_level: uvicorn's log level.
         ready: called once the socket is listening.
+        on_shutdown: called when shutdown begins, before the open connections get their
+            grace period (5 s): to end long-lived streams gracefully.
 
     Raises:
         OSError: the address cannot be bound.
@@ -159,7 +162,17 @@ async def serve_http(
         h11_max_incomplete_event_size=16 * 1024,
         timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(config)
+
+    class _Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if on_shutdown is not None:
+                try:
+                    on_shutdown()
+                except Exception:
+                    logger.exception("the shutdown hook failed")
+            await super().shutdown(sockets)
+
+    server = _Server(config)
     try:
         if ready is not None:
             # The socket already listens: connections wait in its backlog until uvicorn
