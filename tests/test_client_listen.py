@@ -1,0 +1,125 @@
+"""``Client.listen``: mcpkit's client reading ``subscriptions/listen`` streams (2026-07-28)
+from mcpkit's server, in memory and over Streamable HTTP on 127.0.0.1, asyncio and trio."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import anyio
+import pytest
+
+from mcpkit.aio import MemoryNotificationBus
+from mcpkit.client import Client
+from mcpkit.exceptions import CapabilityError
+from mcpkit.server import Server
+from mcpkit.testing import connect_memory
+
+from ._httpserver import running_server
+
+pytestmark = pytest.mark.anyio
+
+LIMIT: Final = 10.0
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+
+def build() -> Server:
+    server = Server("listened", "1.0")
+
+    @server.tool()
+    async def change(kind: str) -> str:
+        """Announce that a list changed."""
+        server.notify_list_changed(kind)  # type: ignore[arg-type]
+        return kind
+
+    @server.prompt()
+    def hello() -> str:
+        """A prompt, so prompts can change."""
+        return "hello"
+
+    @server.resource("test://watched")
+    def watched() -> str:
+        return "watched"
+
+    return server
+
+
+def subscriptions(server: Server) -> int:
+    bus = server.bus
+    assert isinstance(bus, MemoryNotificationBus)
+    return bus.subscriptions
+
+
+async def test_listen_delivers_what_was_asked_for_in_order() -> None:
+    server = build()
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(server) as client, client.listen(tools=True) as stream:
+            assert client.protocol_version == "2026-07-28"
+            assert stream.honoured is not None
+            assert stream.honoured.tools_list_changed is True
+            assert stream.honoured.prompts_list_changed is not True  # not asked for
+            for kind in ("prompts", "tools", "tools"):
+                await client.call_tool("change", {"kind": kind})
+            first, second = await anext(stream), await anext(stream)
+            assert first.method == second.method == "notifications/tools/list_changed"
+            assert first.params["_meta"][SUBSCRIPTION_ID] == stream.subscription_id
+        # Leaving the block cancelled the request: the server let go of the subscription.
+        assert subscriptions(server) == 0
+
+
+async def test_resource_updates_and_several_streams() -> None:
+    server = build()
+    with anyio.fail_after(LIMIT):
+        async with (
+            connect_memory(server) as client,
+            client.listen(resource_uris=["test://watched"]) as updates,
+            client.listen(prompts=True) as prompts,
+        ):
+            assert updates.subscription_id != prompts.subscription_id
+            await server.notify_resource_updated("test://watched")
+            await client.call_tool("change", {"kind": "prompts"})
+            update = await anext(updates)
+            assert update.method == "notifications/resources/updated"
+            assert update.params["uri"] == "test://watched"
+            assert (await anext(prompts)).method == "notifications/prompts/list_changed"
+
+
+async def test_a_graceful_end_stops_the_iteration_with_the_result() -> None:
+    server = build()
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(server) as client, client.listen(tools=True) as stream:
+            await client.call_tool("change", {"kind": "tools"})
+            server.end_subscriptions()
+            seen = [note.method async for note in stream]
+            assert seen == ["notifications/tools/list_changed"]
+            assert stream.result is not None
+            assert stream.result.meta[SUBSCRIPTION_ID] == stream.subscription_id
+
+
+async def test_the_handshake_era_has_no_listen() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build(), era="handshake") as client:
+            with pytest.raises(CapabilityError, match="2026-07-28"):
+                async with client.listen(tools=True):
+                    pass
+
+
+async def test_a_server_without_listen_refuses_it() -> None:
+    server = build()
+    server.modern_versions = ()  # a handshake-only server: the client falls back
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(server) as client:
+            assert client.era == "handshake"
+            with pytest.raises(CapabilityError):
+                async with client.listen(tools=True):
+                    pass
+
+
+async def test_listen_over_streamable_http() -> None:
+    server = build()
+    with running_server(server.streamable_http_app()) as http, anyio.fail_after(LIMIT):
+        async with Client(http.url + "/mcp") as client, client.listen(tools=True) as stream:
+            assert client.protocol_version == "2026-07-28"
+            await client.call_tool("change", {"kind": "tools"})
+            note = await anext(stream)
+            assert note.method == "notifications/tools/list_changed"
+            assert note.params["_meta"][SUBSCRIPTION_ID] == stream.subscription_id
