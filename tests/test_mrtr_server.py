@@ -20,12 +20,14 @@ from mcpkit.types import (
     CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
+    ErrorCode,
     ReadResourceResult,
     Root,
     TextContent,
 )
 
 from ._wire import Wire, meta, wire_to
+from .test_spec_schema import validate
 
 pytestmark = pytest.mark.anyio
 
@@ -515,3 +517,58 @@ async def test_deprecated_features_warn_once_per_server_on_2026() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error", MCPDeprecationWarning)
             await client.call_tool("old_ways")
+
+
+async def test_url_elicitation_required_becomes_a_multi_round_trip_on_2026() -> None:
+    server = build()
+    signed_in: list[str] = []
+
+    @server.tool()
+    async def needs_login(ctx: RequestContext) -> str:
+        """Raises -32042 until the user signed in (as a handshake-era tool would)."""
+        if not signed_in:
+            raise RPCError(
+                ErrorCode.URL_ELICITATION_REQUIRED,
+                "Sign-in required",
+                {
+                    "elicitations": [
+                        {
+                            "mode": "url",
+                            "elicitationId": "login",
+                            "url": "https://auth.example/x",
+                            "message": "Sign in",
+                        }
+                    ]
+                },
+            )
+        return "welcome"
+
+    url_caps: dict[str, Any] = {"elicitation": {"url": {}}}
+    async with wire_to(server) as wire:
+        asked = (await wire.call(1, "tools/call", call("needs_login", caps=url_caps)))["result"]
+        assert asked["resultType"] == "input_required"
+        assert asked["inputRequests"] == {
+            "login": {
+                "method": "elicitation/create",
+                "params": {"mode": "url", "message": "Sign in", "url": "https://auth.example/x"},
+            }
+        }
+        validate("2026-07-28", "InputRequest", asked["inputRequests"]["login"])
+        signed_in.append("done")  # the user finished in the browser
+        retry = call(
+            "needs_login",
+            caps=url_caps,
+            inputResponses={"login": {"action": "accept"}},
+            requestState=asked["requestState"],
+        )
+        assert text_of(await wire.call(2, "tools/call", retry)) == "welcome"
+        signed_in.clear()
+        form_only = await wire.call(3, "tools/call", call("needs_login", caps={"elicitation": {}}))
+        assert form_only["error"]["code"] == -32021
+    # The handshake era keeps -32042 as it is.
+    async with connect_memory(
+        server, era="handshake", elicitation=named, elicitation_url=True
+    ) as client:
+        with pytest.raises(RPCError) as refused:
+            await client.call_tool("needs_login")
+        assert refused.value.code == -32042

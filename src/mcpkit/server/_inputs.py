@@ -221,3 +221,49 @@ def no_input(method: str) -> RPCError:
         f"{method} cannot ask the client for input on protocol 2026-07-28 (only tools/call, "
         "prompts/get and resources/read may answer with an input-required result)",
     )
+
+
+def url_elicitations_required(
+    error: RPCError, inputs: InputRound | None, method: str, capabilities: ClientCapabilities
+) -> InputRequiredResult:
+    """2026-07-28 retires -32042 URLElicitationRequired (``basic/patterns/mrtr.mdx``): a
+    handler that raises it (as in the handshake era) asks for the same URL elicitations
+    through an ``InputRequiredResult`` instead; the client retries once the user is done.
+
+    Raises:
+        RPCError: -32021 without ``elicitation.url``; -32603 where no input may be asked
+            or when the error names no elicitation.
+    """
+    data = error.data if isinstance(error.data, dict) else {}
+    elicitations = data.get("elicitations")
+    if not isinstance(elicitations, list) or not elicitations:
+        raise RPCError(ErrorCode.INTERNAL_ERROR, f"URL elicitation required: {error.message}")
+    if inputs is None:
+        raise no_input(method)
+    declared = capabilities.elicitation
+    if declared is UNSET or "url" not in declared:
+        raise missing_capability("elicitation", {"url": {}})
+    requests: dict[str, InputRequest[Any]] = {}
+    for n, item in enumerate(elicitations, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("url"), str):
+            raise RPCError(ErrorCode.INTERNAL_ERROR, "a URL elicitation without a url")
+        key = item.get("elicitationId")
+        key = key if isinstance(key, str) and key else f"url-{n}"
+        # 2026-07-28 URL mode has no elicitationId and no completion notification.
+        params = {"mode": "url", "message": str(item.get("message", "")), "url": item["url"]}
+        requests[key] = InputRequest(
+            "elicitation/create", params, key, _never, _never_push, dict, _same_value
+        )
+    return inputs.result(InputRequired(requests))
+
+
+def _never(capabilities: ClientCapabilities) -> tuple[str, Any] | None:
+    return None
+
+
+async def _never_push(session: ServerSession, timeout: float | None) -> Any:
+    raise RPCError(ErrorCode.INTERNAL_ERROR, "not sent in the handshake era")
+
+
+def _same_value(value: Any) -> Any:
+    return value

@@ -29,7 +29,7 @@ from ..types import (
 )
 from ._compat import capabilities_for
 from ._context import RequestContext
-from ._inputs import InputRound, input_required_in
+from ._inputs import InputRound, input_required_in, url_elicitations_required
 from ._listen import ResourceUpdates
 from ._logbridge import current_request
 from ._modern import ModernRequest, exists_in_modern, is_modern, parse_modern
@@ -220,10 +220,17 @@ class ServerSession:
         try:
             result = await route.handler(ctx, params)
         except RPCError as exc:
-            if modern is not None and exc.code == ErrorCode.RESOURCE_NOT_FOUND:
+            if modern is None:
+                raise
+            if exc.code == ErrorCode.RESOURCE_NOT_FOUND:
                 # 2026-07-28 (SEP-2164): a missing resource is -32602; -32002 is retired.
                 raise RPCError(ErrorCode.INVALID_PARAMS, exc.message, exc.data) from None
-            raise
+            if exc.code != ErrorCode.URL_ELICITATION_REQUIRED:
+                raise
+            # -32042 is retired too: the same URLs are asked for by a multi round trip.
+            result = url_elicitations_required(
+                exc, inputs, request.method, modern.client_capabilities
+            )
         except BaseException as exc:
             # The handler asked for input the client has not given yet (2026-07-28
             # mrtr.mdx): answer with an input-required result instead.
