@@ -151,3 +151,32 @@ async def test_input_required_results_validate(everything: ModuleType) -> None:
             validate(REVISION, "InputRequiredResult", reply["result"])
             for request in reply["result"]["inputRequests"].values():
                 validate(REVISION, "InputRequest", request)
+
+
+async def test_listen_messages_validate(everything: ModuleType) -> None:
+    listen = {
+        "notifications": {"toolsListChanged": True, "promptsListChanged": True},
+        "_meta": meta(),
+    }
+    async with wire_to(everything.server) as wire:
+        await wire.send(
+            {"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": listen}
+        )
+        ack = await wire.read()
+        validate(REVISION, "SubscriptionsAcknowledgedNotification", ack)
+        for n, tool in enumerate(["test_trigger_tool_change", "test_trigger_prompt_change"]):
+            reply = await wire.call(n, "tools/call", {"name": tool, "_meta": meta()})
+            validate(REVISION, "CallToolResultResponse", reply)
+        everything.server.end_subscriptions()
+        final = await wire.read()
+        while "method" in final:
+            final = await wire.read()
+    kinds = {
+        "notifications/tools/list_changed": "ToolListChangedNotification",
+        "notifications/prompts/list_changed": "PromptListChangedNotification",
+    }
+    delivered = [m for m in wire.seen if m.get("method") in kinds]
+    assert sorted(m["method"] for m in delivered) == sorted(kinds)
+    for message in delivered:
+        validate(REVISION, kinds[message["method"]], message)
+    validate(REVISION, "SubscriptionsListenResultResponse", final)
