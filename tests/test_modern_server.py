@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mcpkit.server import RequestContext, Server
+from mcpkit.types import ReadResourceResult, ResourceContents
 
 from ._wire import MODERN, meta, wire_to
 
@@ -231,3 +232,30 @@ async def test_input_from_the_client_needs_the_capability() -> None:
     [request] = result["inputRequests"].values()
     assert request["method"] == "sampling/createMessage"
     assert isinstance(result["requestState"], str)
+
+
+async def test_a_resource_sets_its_own_caching_hints_for_2026_only() -> None:
+    server = build()
+
+    @server.resource("test://fresh")
+    def fresh() -> ReadResourceResult:
+        """Fresh for five seconds, shareable."""
+        contents = [ResourceContents(uri="test://fresh", text="x")]
+        return ReadResourceResult(contents=contents, ttl_ms=5000, cache_scope="public")
+
+    async with wire_to(server) as wire:
+        modern = await wire.call(1, "resources/read", {"uri": "test://fresh", "_meta": meta()})
+        assert (modern["result"]["ttlMs"], modern["result"]["cacheScope"]) == (5000, "public")
+        await wire.call(
+            2,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "old", "version": "1"},
+            },
+        )
+        await wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        old = (await wire.call(3, "resources/read", {"uri": "test://fresh"}))["result"]
+        # Members only 2026-07-28 defines never reach a handshake-era client.
+        assert old == {"contents": [{"uri": "test://fresh", "text": "x"}]}

@@ -440,6 +440,8 @@ class Server(LowLevelServer):
         contents = await self.resource_registry.read(
             ctx, params.uri, not_found_code=_RESOURCE_NOT_FOUND
         )
+        if isinstance(contents, ReadResourceResult):
+            return contents  # the function's own result (its caching hints, _meta)
         return ReadResourceResult(contents=contents)
 
     async def _subscribe(

@@ -9,7 +9,7 @@ results of ``server/discover``, the list methods and ``resources/read``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 from msgspec import UNSET
@@ -21,7 +21,10 @@ from ._modern import CACHEABLE_METHODS, SERVER_INFO
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
 
-__all__ = ["discover_result", "finish_modern"]
+__all__ = ["discover_result", "finish_handshake", "finish_modern"]
+
+#: Result members 2026-07-28 added: a handshake-era client never sees them.
+_MODERN_ONLY: Final = ("result_type", "ttl_ms", "cache_scope")
 
 
 def discover_result(server: LowLevelServer) -> DiscoverResult:
@@ -69,6 +72,20 @@ def finish_modern(server: LowLevelServer, method: str, result: Any) -> Any:
             result.setdefault("ttlMs", server.cache_ttl_ms)
             result.setdefault("cacheScope", server.cache_scope)
     return result
+
+
+def finish_handshake(result: Any) -> Any:
+    """``result`` without the members only 2026-07-28 defines (a handler may return a
+    result with caching hints for both eras; older revisions do not have them)."""
+    if not isinstance(result, msgspec.Struct):
+        return result
+    fields = result.__struct_fields__
+    changes = {
+        name: UNSET
+        for name in _MODERN_ONLY
+        if name in fields and _member(result, name) is not UNSET
+    }
+    return msgspec.structs.replace(result, **changes) if changes else result
 
 
 def _member(struct: msgspec.Struct, name: str) -> Any:

@@ -23,6 +23,7 @@ from ..types import (
     ErrorCode,
     Icon,
     Meta,
+    ReadResourceResult,
     Resource,
     ResourceContents,
     ResourceTemplate,
@@ -134,8 +135,9 @@ class ResourceRegistry:
 
     async def read(
         self, ctx: RequestContext, uri: str, *, not_found_code: int
-    ) -> list[ResourceContents]:
-        """Read a resource.
+    ) -> list[ResourceContents] | ReadResourceResult:
+        """Read a resource: its contents, or the whole result when the function returned
+        one (e.g. with its own caching hints, ``ttl_ms`` / ``cache_scope``).
 
         Raises:
             RPCError: no such resource (``not_found_code``: -32002 before 2026-07-28, -32602
@@ -144,6 +146,8 @@ class ResourceRegistry:
         static = self._static.get(uri)
         if static is not None:
             value = await _call(static.fn, static.schema, ctx, {})
+            if isinstance(value, ReadResourceResult):
+                return value
             return to_contents(uri, value, static.resource.mime_type)
         for entry in self._templates.values():
             variables = entry.matcher.match(uri)
@@ -154,6 +158,8 @@ class ResourceRegistry:
             except ArgumentError as exc:
                 raise RPCError.invalid_params(f"Invalid resource URI {uri!r}: {exc}") from None
             value = await _call(entry.fn, entry.schema, ctx, kwargs)
+            if isinstance(value, ReadResourceResult):
+                return value
             return to_contents(uri, value, entry.template.mime_type)
         raise RPCError(not_found_code, "Resource not found", {"uri": uri})
 

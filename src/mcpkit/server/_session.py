@@ -33,7 +33,7 @@ from ._inputs import InputRound, input_required_in, url_elicitations_required
 from ._listen import ResourceUpdates
 from ._logbridge import current_request
 from ._modern import ModernRequest, exists_in_modern, is_modern, parse_modern
-from ._modern_results import discover_result, finish_modern
+from ._modern_results import discover_result, finish_handshake, finish_modern
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -242,7 +242,7 @@ class ServerSession:
             current_request.reset(token)
         if modern is not None:
             return finish_modern(self.server, request.method, result)
-        return result
+        return finish_handshake(result)
 
     async def _on_notification(self, method: str, params: Raw | None) -> None:
         if not self.handshake.receive_notification(method):
