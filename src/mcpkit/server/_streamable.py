@@ -23,15 +23,12 @@ from ..aio import EventStore, MemoryEventStore
 from ..aio._background import spawn_background
 from ..exceptions import LocalProtocolError
 from ..protocol import (
-    MessageRejected,
     RequestReceived,
     TransportSecurity,
     accepts,
     media_type,
-    new_session_id,
-    valid_session_id,
 )
-from ..types import HANDSHAKE_VERSIONS, V2025_03_26, V2026_07_28, ErrorCode
+from ..types import HANDSHAKE_VERSIONS, V2025_03_26
 from ._asgi import (
     ALLOWED_HEADERS,
     Headers,
@@ -44,9 +41,11 @@ from ._asgi import (
     respond,
     respond_error,
 )
-from ._http_handlers import handle_get, handle_message
+from ._http_handlers import handle_message
 from ._http_modern import looks_modern, post_modern
 from ._http_session import HttpSession, session_deadline
+from ._streamable_routes import ALLOW as _ALLOW
+from ._streamable_routes import SessionRoutes
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -56,10 +55,9 @@ __all__ = ["StreamableHTTPApp"]
 logger = logging.getLogger("mcpkit.server.http")
 
 _DEFAULT: Final[Any] = object()
-_ALLOW: Final = (b"allow", b"GET, POST, DELETE, OPTIONS")
 
 
-class StreamableHTTPApp:
+class StreamableHTTPApp(SessionRoutes):
     """Serve a server over Streamable HTTP, as an ASGI application.
 
     Example::
@@ -281,44 +279,6 @@ class StreamableHTTPApp:
         else:
             await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
 
-    def _modern_header(self, headers: Headers) -> bool:
-        """2026-07-28 has POST only: a GET or DELETE of that version gets 405."""
-        version = headers.text(b"mcp-protocol-version")
-        return bool(self.server.modern_versions) and version == V2026_07_28
-
-    def _version_problem(self, headers: Headers, session: HttpSession | None) -> str | None:
-        """Check ``MCP-Protocol-Version`` (2025-06-18+: "Protocol Version Header")."""
-        value = headers.text(b"mcp-protocol-version")
-        if b"mcp-protocol-version" in headers.duplicated:
-            return "Bad Request: more than one MCP-Protocol-Version header"
-        if value is None:
-            return None
-        supported = self.server.supported_versions
-        if value not in supported:
-            return (
-                f"Bad Request: unsupported MCP-Protocol-Version {value[:40]!r}; "
-                f"supported: {', '.join(supported)}"
-            )
-        if session is not None:
-            negotiated = session.server_session.protocol_version
-            if negotiated is not None and value != negotiated:
-                return (
-                    f"Bad Request: MCP-Protocol-Version {value!r} does not match the "
-                    f"negotiated version {negotiated!r}"
-                )
-        return None
-
-    def _lookup(self, headers: Headers) -> HttpSession | tuple[int, str]:
-        raw = headers.get(b"mcp-session-id")
-        if raw is None:
-            return 400, "Bad Request: the Mcp-Session-Id header is required"
-        if b"mcp-session-id" in headers.duplicated or not valid_session_id(raw):
-            return 400, "Bad Request: malformed Mcp-Session-Id header"
-        session = self.sessions.get(raw.decode("ascii"))
-        if session is None or session.closed:
-            return 404, "Not Found: unknown or expired session; initialize a new one"
-        return session
-
     async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
         if media_type(headers.get(b"content-type")) != "application/json":
             await respond_error(
@@ -407,41 +367,6 @@ class StreamableHTTPApp:
             await self._initialize(body, receive, send, cors)
         return True
 
-    async def _initialize(self, body: bytes, receive: Receive, send: Send, cors: list[Any]) -> None:
-        """A POST without a session id: it must carry ``initialize``, which starts one."""
-        if len(self.sessions) >= self.max_sessions and not self.sweep():
-            await respond_error(
-                send,
-                503,
-                f"Service Unavailable: the server has {self.max_sessions} sessions open",
-                code=ErrorCode.SERVER_BUSY,
-                headers=[*cors, (b"retry-after", b"5")],
-            )
-            return
-        tg = await self._ensure_runner()
-        session = HttpSession(
-            self.server, new_session_id(), store=self.event_store, retry_ms=self.retry_ms
-        )
-        event = session.endpoint.connection.receive_message(body)
-        if not (isinstance(event, RequestReceived) and event.method == "initialize"):
-            if isinstance(event, MessageRejected) and event.reply is not None:
-                await respond(send, 400, event.reply, headers=cors)
-            else:
-                await respond_error(
-                    send,
-                    400,
-                    "Bad Request: the Mcp-Session-Id header is required "
-                    "(only an initialize request may start a session)",
-                    headers=cors,
-                )
-            return
-        session.start(tg)
-        assert session.id is not None
-        self.sessions[session.id] = session
-        await handle_message(
-            self, session, body, receive, send, cors, event=event, new_session=True
-        )
-
     async def _post_stateless(
         self, body: bytes, receive: Receive, send: Send, headers: Headers, cors: list[Any]
     ) -> None:
@@ -461,54 +386,3 @@ class StreamableHTTPApp:
         finally:
             if not session.close_idle():
                 self.drop(session)
-
-    async def _get(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
-        if self.stateless or self._modern_header(headers):
-            await respond_error(
-                send,
-                405,
-                "Method Not Allowed: this server is stateless (no GET stream)",
-                headers=[*cors, _ALLOW],
-            )
-            return
-        if (
-            not accepts(headers.get(b"accept"), "text/event-stream")
-            or headers.get(b"accept") is None
-        ):
-            await respond_error(
-                send,
-                406,
-                "Not Acceptable: the Accept header must list text/event-stream",
-                headers=cors,
-            )
-            return
-        found = self._lookup(headers)
-        if isinstance(found, tuple):
-            await respond_error(send, found[0], found[1], headers=cors)
-            return
-        problem = self._version_problem(headers, found)
-        if problem is not None:
-            await respond_error(send, 400, problem, headers=cors)
-            return
-        found.connections += 1
-        try:
-            await handle_get(self, found, headers, receive, send, cors)
-        finally:
-            found.connections -= 1
-            found.touch()
-
-    async def _delete(self, send: Send, headers: Headers, cors: list[Any]) -> None:
-        if self.stateless or self._modern_header(headers):
-            await respond_error(
-                send,
-                405,
-                "Method Not Allowed: this server is stateless (no sessions)",
-                headers=[*cors, _ALLOW],
-            )
-            return
-        found = self._lookup(headers)
-        if isinstance(found, tuple):
-            await respond_error(send, found[0], found[1], headers=cors)
-            return
-        self.drop(found)
-        await respond(send, 204, headers=cors)

@@ -1,0 +1,175 @@
+"""The Streamable HTTP routes that start or act on a session: the POST of ``initialize``
+(a new session, within the session cap), GET (the standalone SSE stream, or resuming a
+stream with ``Last-Event-ID``) and DELETE (ending the session), with the session lookup
+and ``MCP-Protocol-Version`` checks they share with POST
+(``basic/transports.mdx`` of 2025-03-26 ... 2025-11-25, "Session Management",
+"Protocol Version Header"). 2026-07-28 has neither: such requests get 405."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, cast
+
+import anyio.abc
+
+from ..aio import EventStore
+from ..protocol import MessageRejected, RequestReceived, accepts, new_session_id, valid_session_id
+from ..types import V2026_07_28, ErrorCode
+from ._asgi import Headers, Receive, Send, respond, respond_error
+from ._http_handlers import handle_get, handle_message
+from ._http_session import HttpSession
+
+if TYPE_CHECKING:
+    from ._lowlevel import LowLevelServer
+    from ._streamable import StreamableHTTPApp
+
+__all__ = ["ALLOW", "SessionRoutes"]
+
+ALLOW: Final = (b"allow", b"GET, POST, DELETE, OPTIONS")
+
+
+class SessionRoutes:
+    """GET and DELETE of :class:`~mcpkit.server.StreamableHTTPApp` (a mixin)."""
+
+    if TYPE_CHECKING:
+        server: LowLevelServer
+        sessions: dict[str, HttpSession]
+        stateless: bool
+
+        max_sessions: int
+        event_store: EventStore | None
+        retry_ms: int | None
+
+        def drop(self, session: HttpSession) -> None: ...
+        def sweep(self) -> int: ...
+        async def _ensure_runner(self) -> anyio.abc.TaskGroup: ...
+
+    def _modern_header(self, headers: Headers) -> bool:
+        """2026-07-28 has POST only: a GET or DELETE of that version gets 405."""
+        version = headers.text(b"mcp-protocol-version")
+        return bool(self.server.modern_versions) and version == V2026_07_28
+
+    def _version_problem(self, headers: Headers, session: HttpSession | None) -> str | None:
+        """Check ``MCP-Protocol-Version`` (2025-06-18+: "Protocol Version Header")."""
+        value = headers.text(b"mcp-protocol-version")
+        if b"mcp-protocol-version" in headers.duplicated:
+            return "Bad Request: more than one MCP-Protocol-Version header"
+        if value is None:
+            return None
+        supported = self.server.supported_versions
+        if value not in supported:
+            return (
+                f"Bad Request: unsupported MCP-Protocol-Version {value[:40]!r}; "
+                f"supported: {', '.join(supported)}"
+            )
+        if session is not None:
+            negotiated = session.server_session.protocol_version
+            if negotiated is not None and value != negotiated:
+                return (
+                    f"Bad Request: MCP-Protocol-Version {value!r} does not match the "
+                    f"negotiated version {negotiated!r}"
+                )
+        return None
+
+    def _lookup(self, headers: Headers) -> HttpSession | tuple[int, str]:
+        raw = headers.get(b"mcp-session-id")
+        if raw is None:
+            return 400, "Bad Request: the Mcp-Session-Id header is required"
+        if b"mcp-session-id" in headers.duplicated or not valid_session_id(raw):
+            return 400, "Bad Request: malformed Mcp-Session-Id header"
+        session = self.sessions.get(raw.decode("ascii"))
+        if session is None or session.closed:
+            return 404, "Not Found: unknown or expired session; initialize a new one"
+        return session
+
+    async def _get(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
+        if self.stateless or self._modern_header(headers):
+            await respond_error(
+                send,
+                405,
+                "Method Not Allowed: this server is stateless (no GET stream)",
+                headers=[*cors, ALLOW],
+            )
+            return
+        if (
+            not accepts(headers.get(b"accept"), "text/event-stream")
+            or headers.get(b"accept") is None
+        ):
+            await respond_error(
+                send,
+                406,
+                "Not Acceptable: the Accept header must list text/event-stream",
+                headers=cors,
+            )
+            return
+        found = self._lookup(headers)
+        if isinstance(found, tuple):
+            await respond_error(send, found[0], found[1], headers=cors)
+            return
+        problem = self._version_problem(headers, found)
+        if problem is not None:
+            await respond_error(send, 400, problem, headers=cors)
+            return
+        found.connections += 1
+        try:
+            await handle_get(cast("StreamableHTTPApp", self), found, headers, receive, send, cors)
+        finally:
+            found.connections -= 1
+            found.touch()
+
+    async def _delete(self, send: Send, headers: Headers, cors: list[Any]) -> None:
+        if self.stateless or self._modern_header(headers):
+            await respond_error(
+                send,
+                405,
+                "Method Not Allowed: this server is stateless (no sessions)",
+                headers=[*cors, ALLOW],
+            )
+            return
+        found = self._lookup(headers)
+        if isinstance(found, tuple):
+            await respond_error(send, found[0], found[1], headers=cors)
+            return
+        self.drop(found)
+        await respond(send, 204, headers=cors)
+
+    async def _initialize(self, body: bytes, receive: Receive, send: Send, cors: list[Any]) -> None:
+        """A POST without a session id: it must carry ``initialize``, which starts one."""
+        if len(self.sessions) >= self.max_sessions and not self.sweep():
+            await respond_error(
+                send,
+                503,
+                f"Service Unavailable: the server has {self.max_sessions} sessions open",
+                code=ErrorCode.SERVER_BUSY,
+                headers=[*cors, (b"retry-after", b"5")],
+            )
+            return
+        tg = await self._ensure_runner()
+        session = HttpSession(
+            self.server, new_session_id(), store=self.event_store, retry_ms=self.retry_ms
+        )
+        event = session.endpoint.connection.receive_message(body)
+        if not (isinstance(event, RequestReceived) and event.method == "initialize"):
+            if isinstance(event, MessageRejected) and event.reply is not None:
+                await respond(send, 400, event.reply, headers=cors)
+            else:
+                await respond_error(
+                    send,
+                    400,
+                    "Bad Request: the Mcp-Session-Id header is required "
+                    "(only an initialize request may start a session)",
+                    headers=cors,
+                )
+            return
+        session.start(tg)
+        assert session.id is not None
+        self.sessions[session.id] = session
+        await handle_message(
+            cast("StreamableHTTPApp", self),
+            session,
+            body,
+            receive,
+            send,
+            cors,
+            event=event,
+            new_session=True,
+        )
