@@ -10,7 +10,6 @@ without a declared type) and ``result`` is a result struct or a dict. The lifecy
 from __future__ import annotations
 
 import base64
-import functools
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from .._version import __version__
-from ..aio import MemoryNotificationBus, MessageChannel, NotificationBus
+from ..aio import MemoryNotificationBus, NotificationBus
 from ..exceptions import LocalProtocolError, RPCError, ToolError
 from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, param_headers
 from ..types import (
@@ -45,11 +44,11 @@ from ..types import (
 from ._context import RequestContext
 from ._listen import serve_listen
 from ._request_state import RequestStateSealer
+from ._running import Running
 from ._session import ServerSession
 
 if TYPE_CHECKING:
-    from ..transports import HttpServer
-    from ._streamable import StreamableHTTPApp
+    pass
 
 __all__ = ["LowLevelServer", "ToolHandler", "ToolResult"]
 
@@ -99,7 +98,7 @@ def _check_registrable(method: str, kind: str) -> None:
         )
 
 
-class LowLevelServer:
+class LowLevelServer(Running):
     """An MCP server as a table of handlers.
 
     Args:
@@ -360,113 +359,3 @@ class LowLevelServer:
         if isinstance(outcome, str):
             return CallToolResult(content=[TextContent(text=outcome)])
         return CallToolResult(content=list(outcome))
-
-    # -- serving ------------------------------------------------------------------------
-
-    def end_subscriptions(self) -> None:
-        """End every open ``subscriptions/listen`` stream gracefully (e.g. before shutting
-        down): each delivers what is queued for it, then its final result, carrying its
-        subscription id (2026-07-28 ``basic/patterns/subscriptions.mdx``, "Graceful
-        Closure"). Call it on the event loop's thread."""
-        for session in list(self.sessions):
-            session.end_listens()
-
-    async def serve(self, channel: MessageChannel) -> None:
-        """Serve one connection over ``channel`` until the client closes it."""
-        session = ServerSession(self, channel)
-        self.sessions.add(session)
-        try:
-            await session.run()
-        finally:
-            self.sessions.discard(session)
-
-    async def serve_stdio(self) -> None:
-        """Serve over this process's stdin/stdout until stdin closes or the parent exits."""
-        from ..transports import stdio_channel, wait_parent_exit
-
-        channel = stdio_channel(limits=self.limits)
-        async with anyio.create_task_group() as tg:
-
-            async def watch_parent() -> None:
-                await wait_parent_exit()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch_parent)
-            await self.serve(channel)
-            tg.cancel_scope.cancel()
-
-    def streamable_http_app(self, **options: Any) -> StreamableHTTPApp:
-        """This server as a Streamable HTTP ASGI application (see
-        :class:`~mcpkit.server.StreamableHTTPApp` for the options).
-
-        Raises:
-            LocalProtocolError: an invalid option.
-        """
-        from ._streamable import StreamableHTTPApp
-
-        return StreamableHTTPApp(self, **options)
-
-    async def serve_http(
-        self,
-        transport: str = "http",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        ready: Callable[[HttpServer], None] | None = None,
-        **options: Any,
-    ) -> None:
-        """Serve over HTTP with uvicorn until cancelled (asyncio only).
-
-        Args:
-            transport: ``"http"`` (Streamable HTTP), ``"sse"`` (the 2024-11-05 HTTP+SSE
-                transport) or ``"ws"`` (WebSocket).
-            host: the address to bind (loopback by default).
-            port: the port (0: any free port, reported to ``ready``).
-            ready: called with the running server once it listens.
-            options: passed to the ASGI app (path, stateless, security, ...).
-
-        Raises:
-            LocalProtocolError: unknown transport or option.
-            OSError: the address cannot be bound.
-        """
-        from ..protocol import TransportSecurity
-        from ..transports import serve_http
-        from ._http_apps import app_for
-
-        options.setdefault("security", TransportSecurity.for_bind(host, port))
-        app = app_for(self, transport, **options)
-        # Open subscriptions/listen streams end with their final result, not a cut.
-        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=self.end_subscriptions)
-
-    def run(
-        self,
-        transport: str = "stdio",
-        *,
-        backend: str = "asyncio",
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        **options: Any,
-    ) -> None:
-        """Run the server until it is told to stop (blocking).
-
-        Args:
-            transport: ``"stdio"``, ``"http"`` (Streamable HTTP), ``"sse"`` (legacy
-                HTTP+SSE) or ``"ws"`` (WebSocket).
-            backend: ``"asyncio"`` or ``"trio"`` (stdio only: uvicorn runs on asyncio).
-            host: the address to bind for the HTTP transports.
-            port: the port for the HTTP transports.
-            options: options of the HTTP transport's ASGI app.
-
-        Raises:
-            LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
-        """
-        if transport == "stdio":
-            anyio.run(self.serve_stdio, backend=backend)
-            return
-        if transport not in ("http", "sse", "ws"):
-            raise LocalProtocolError(
-                f"unknown transport {transport!r}; available: 'stdio', 'http', 'sse', 'ws'"
-            )
-        if backend != "asyncio":
-            raise LocalProtocolError("the HTTP transports are served by uvicorn, on asyncio")
-        anyio.run(functools.partial(self.serve_http, transport, host=host, port=port, **options))
