@@ -30,7 +30,12 @@ from ..exceptions import (
     RemoteProtocolError,
     RequestTimeoutError,
 )
-from ..types import RequestId, SubscriptionFilter, SubscriptionsListenResult
+from ..types import (
+    META_SUBSCRIPTION_ID,
+    RequestId,
+    SubscriptionFilter,
+    SubscriptionsListenResult,
+)
 
 if TYPE_CHECKING:
     from ..aio import Endpoint
@@ -47,7 +52,6 @@ __all__ = [
 logger = logging.getLogger("mcpkit.client")
 
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 
 
 class _Probe(msgspec.Struct):
@@ -67,9 +71,9 @@ def subscription_of(params: Raw | None) -> tuple[Any, _Probe] | None:
     except msgspec.DecodeError:
         return None
     meta = probe.meta
-    if not isinstance(meta, dict) or SUBSCRIPTION_ID not in meta:
+    if not isinstance(meta, dict) or META_SUBSCRIPTION_ID not in meta:
         return None
-    return meta[SUBSCRIPTION_ID], probe
+    return meta[META_SUBSCRIPTION_ID], probe
 
 
 @dataclass(frozen=True)

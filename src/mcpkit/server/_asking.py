@@ -28,7 +28,7 @@ from ..types import (
     Tool,
     ToolChoice,
 )
-from ._inputs import InputRequest, InputRound, check_modern, no_input
+from ._inputs import InputRequest, InputRound, check_modern, no_input, same
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -41,10 +41,6 @@ T = TypeVar("T")
 
 #: Inputs that 2026-07-28 deprecates (still served through multi round trips).
 _DEPRECATED_INPUTS: Final = {"sampling/createMessage": "sampling", "roots/list": "roots"}
-
-
-def _same(result: T) -> T:
-    return result
 
 
 async def _push_all(
@@ -166,7 +162,7 @@ class Asking:
             missing,
             lambda session, timeout: create_message(session, params, timeout=timeout),
             CreateMessageResult,
-            _same,
+            same,
         )
 
     def elicitation(
@@ -237,7 +233,7 @@ class Asking:
             missing,
             lambda session, timeout: elicit(session, params, timeout=timeout),
             ElicitResult,
-            _same,
+            same,
         )
 
     def roots(self, *, key: str | None = None) -> InputRequest[list[Root]]:

@@ -30,7 +30,14 @@ from ._request_state import RequestStateSealer, SealedState
 if TYPE_CHECKING:
     from ._session import ServerSession
 
-__all__ = ["MRTR_METHODS", "InputRequest", "InputRequired", "InputRound", "input_required_in"]
+__all__ = [
+    "MRTR_METHODS",
+    "InputRequest",
+    "InputRequired",
+    "InputRound",
+    "input_required_in",
+    "same",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -252,7 +259,7 @@ def url_elicitations_required(
         # 2026-07-28 URL mode has no elicitationId and no completion notification.
         params = {"mode": "url", "message": str(item.get("message", "")), "url": item["url"]}
         requests[key] = InputRequest(
-            "elicitation/create", params, key, _never, _never_push, dict, _same_value
+            "elicitation/create", params, key, _never, _never_push, dict, same
         )
     return inputs.result(InputRequired(requests))
 
@@ -265,5 +272,6 @@ async def _never_push(session: ServerSession, timeout: float | None) -> Any:
     raise RPCError(ErrorCode.INTERNAL_ERROR, "not sent in the handshake era")
 
 
-def _same_value(value: Any) -> Any:
+def same(value: T) -> T:
+    """The identity: a request whose decoded result is what the handler receives."""
     return value

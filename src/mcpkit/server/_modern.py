@@ -29,6 +29,7 @@ from ..types import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     V2026_07_28,
     ClientCapabilities,
     ErrorCode,
@@ -59,7 +60,7 @@ CLIENT_CAPABILITIES: Final = META_CLIENT_CAPABILITIES
 CLIENT_INFO: Final = META_CLIENT_INFO
 LOG_LEVEL: Final = META_LOG_LEVEL
 SERVER_INFO: Final = META_SERVER_INFO
-SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+SUBSCRIPTION_ID: Final = META_SUBSCRIPTION_ID
 
 #: Methods that exist only in the stateless era: their presence alone makes a request
 #: modern (a ``server/discover`` without ``_meta`` is a malformed modern request, -32602).

@@ -234,7 +234,7 @@ class ServerSession:
         except BaseException as exc:
             # The handler asked for input the client has not given yet (2026-07-28
             # mrtr.mdx): answer with an input-required result instead.
-            required = input_required_in(exc) if inputs is not None else None
+            required = None if inputs is None else input_required_in(exc)
             if required is None or inputs is None:
                 raise
             result = inputs.result(required)

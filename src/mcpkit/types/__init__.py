@@ -79,6 +79,7 @@ from ._modern_meta import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     MODERN_VERSIONS,
 )
 from ._notifications import (
@@ -147,6 +148,7 @@ __all__ = [
     "META_LOG_LEVEL",
     "META_PROTOCOL_VERSION",
     "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
     "MODERN_VERSIONS",
     # base
     "UNSET",

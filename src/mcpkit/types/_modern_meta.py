@@ -20,6 +20,7 @@ __all__ = [
     "META_LOG_LEVEL",
     "META_PROTOCOL_VERSION",
     "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
     "MODERN_VERSIONS",
 ]
 
@@ -28,6 +29,8 @@ META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+#: On every notification of a subscriptions/listen stream: the listen request's id.
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 
 #: Revisions without ``initialize`` that mcpkit speaks, oldest first.
 MODERN_VERSIONS: Final[tuple[str, ...]] = ("2026-07-28",)
