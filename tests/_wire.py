@@ -77,3 +77,27 @@ async def wire_to(server: LowLevelServer) -> AsyncIterator[Wire]:
             with anyio.CancelScope(shield=True):
                 await server_end.aclose()
             tg.cancel_scope.cancel()
+
+
+# -- subscriptions/listen (2026-07-28) ---------------------------------------------------
+
+SUB: Final = "io.modelcontextprotocol/subscriptionId"
+ACK: Final = "notifications/subscriptions/acknowledged"
+TOOLS: Final = "notifications/tools/list_changed"
+PROMPTS: Final = "notifications/prompts/list_changed"
+UPDATED: Final = "notifications/resources/updated"
+
+
+def listen_params(**notifications: Any) -> dict[str, Any]:
+    """``subscriptions/listen`` params asking for ``notifications``."""
+    return {"_meta": meta(), "notifications": notifications}
+
+
+def call_params(tool: str) -> dict[str, Any]:
+    """2026-07-28 ``tools/call`` params of an argument-less tool."""
+    return {"_meta": meta(), "name": tool, "arguments": {}}
+
+
+def subscription_of(message: dict[str, Any]) -> Any:
+    """The subscription id a notification carries (``None`` without one)."""
+    return message.get("params", {}).get("_meta", {}).get(SUB)

@@ -25,7 +25,16 @@ from mcpkit.server import Server
 from ._httpserver import RunningServer, running_server
 from ._mcphttp import JSON_HEADERS, RawSession, messages_of, request
 from ._mcphttp import events as sse_events
-from ._wire import MODERN, meta
+from ._wire import (
+    ACK,
+    MODERN,
+    PROMPTS,
+    SUB,
+    TOOLS,
+    UPDATED,
+    call_params,
+    listen_params,
+)
 from .conftest import EXAMPLES
 
 pytestmark = pytest.mark.anyio
@@ -33,23 +42,6 @@ pytestmark = pytest.mark.anyio
 LIMIT: Final = 15.0
 EVERYTHING: Final = EXAMPLES / "everything.py"
 WATCHED: Final = "test://watched-resource"
-SUB: Final = "io.modelcontextprotocol/subscriptionId"
-ACK: Final = "notifications/subscriptions/acknowledged"
-TOOLS: Final = "notifications/tools/list_changed"
-PROMPTS: Final = "notifications/prompts/list_changed"
-UPDATED: Final = "notifications/resources/updated"
-
-
-def listen_params(**notifications: Any) -> dict[str, Any]:
-    return {"_meta": meta(), "notifications": notifications}
-
-
-def call_params(tool: str) -> dict[str, Any]:
-    return {"_meta": meta(), "name": tool, "arguments": {}}
-
-
-def subscription_of(message: dict[str, Any]) -> Any:
-    return message.get("params", {}).get("_meta", {}).get(SUB)
 
 
 @pytest.fixture

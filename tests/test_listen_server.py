@@ -16,17 +16,12 @@ import pytest
 from mcpkit.aio import MemoryChannel, MemoryNotificationBus, memory_channel_pair
 from mcpkit.server import LowLevelServer, Server
 
-from ._wire import Wire, meta, wire_to
+from ._wire import ACK, PROMPTS, SUB, TOOLS, UPDATED, Wire, meta, wire_to
 
 pytestmark = pytest.mark.anyio
 
 LIMIT: Final = 10.0
-SUB: Final = "io.modelcontextprotocol/subscriptionId"
-ACK: Final = "notifications/subscriptions/acknowledged"
-TOOLS: Final = "notifications/tools/list_changed"
-PROMPTS: Final = "notifications/prompts/list_changed"
 RESOURCES: Final = "notifications/resources/list_changed"
-UPDATED: Final = "notifications/resources/updated"
 
 
 def build(**options: Any) -> Server:

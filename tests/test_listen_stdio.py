@@ -13,7 +13,16 @@ import anyio
 import pytest
 
 from ._rawstdio import RawStdioServer
-from ._wire import meta
+from ._wire import (
+    ACK,
+    PROMPTS,
+    SUB,
+    TOOLS,
+    UPDATED,
+    call_params,
+    listen_params,
+    subscription_of,
+)
 from .conftest import EXAMPLES
 
 pytestmark = pytest.mark.anyio
@@ -21,23 +30,6 @@ pytestmark = pytest.mark.anyio
 LIMIT: Final = 15.0
 EVERYTHING: Final = EXAMPLES / "everything.py"
 WATCHED: Final = "test://watched-resource"
-SUB: Final = "io.modelcontextprotocol/subscriptionId"
-ACK: Final = "notifications/subscriptions/acknowledged"
-TOOLS: Final = "notifications/tools/list_changed"
-PROMPTS: Final = "notifications/prompts/list_changed"
-UPDATED: Final = "notifications/resources/updated"
-
-
-def listen_params(**notifications: Any) -> dict[str, Any]:
-    return {"_meta": meta(), "notifications": notifications}
-
-
-def call_params(tool: str) -> dict[str, Any]:
-    return {"_meta": meta(), "name": tool, "arguments": {}}
-
-
-def subscription_of(message: dict[str, Any]) -> Any:
-    return message.get("params", {}).get("_meta", {}).get(SUB)
 
 
 # -- stdio ------------------------------------------------------------------------------------
