@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -21,3 +25,18 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 def echo_server_argv() -> list[str]:
     """The command that serves ``examples/echo.py`` over stdio with ``mcpkit run``."""
     return [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py")]
+
+
+def load_module(path: os.PathLike[str], name: str) -> Iterator[ModuleType]:
+    """Import the file ``path`` afresh as module ``name`` (its own state, e.g. a server of
+    ``examples/``) for the duration of a fixture: ``yield from load_module(...)``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[name]

@@ -9,7 +9,6 @@ the harness itself.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import subprocess
@@ -23,7 +22,7 @@ import pytest
 from mcpkit.testing import connect_memory
 from mcpkit.types import ElicitRequestParams
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, load_module
 from .test_conformance_harness import ServerProcess
 
 CLIENT = EXAMPLES / "conformance_client.py"
@@ -59,27 +58,14 @@ def run_client(target: list[str], env: Mapping[str, str]) -> subprocess.Complete
     )
 
 
-def load(path: os.PathLike[str], name: str) -> Iterator[ModuleType]:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        del sys.modules[name]
-
-
 @pytest.fixture
 def conformance_client() -> Iterator[ModuleType]:
-    yield from load(CLIENT, "_conformance_client_example")
+    yield from load_module(CLIENT, "_conformance_client_example")
 
 
 @pytest.fixture
 def everything() -> Iterator[ModuleType]:
-    yield from load(EVERYTHING, "_everything_for_client_tests")
+    yield from load_module(EVERYTHING, "_everything_for_client_tests")
 
 
 @pytest.mark.anyio

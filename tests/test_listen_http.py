@@ -5,10 +5,8 @@ ends the listen, the server ends it gracefully.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
-import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from types import ModuleType
@@ -35,7 +33,7 @@ from ._wire import (
     call_params,
     listen_params,
 )
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, load_module
 
 pytestmark = pytest.mark.anyio
 
@@ -57,17 +55,7 @@ _loads = itertools.count()
 @pytest.fixture(scope="module")
 def everything() -> Iterator[ModuleType]:
     """A fresh import of examples/everything.py (its server and state)."""
-    name = f"_everything_listen_{next(_loads)}"
-    spec = importlib.util.spec_from_file_location(name, EVERYTHING)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        del sys.modules[name]
+    yield from load_module(EVERYTHING, f"_everything_listen_{next(_loads)}")
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ over an in-memory connection."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, Final
@@ -14,7 +12,7 @@ from typing import Any, Final
 import pytest
 
 from ._wire import meta, wire_to
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, load_module
 from .test_spec_schema import validate
 
 pytestmark = pytest.mark.anyio
@@ -59,17 +57,7 @@ CALLS: Final[list[tuple[str, dict[str, Any], str]]] = [
 
 @pytest.fixture
 def everything() -> Iterator[ModuleType]:
-    name = "_everything_modern_schema"
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / "everything.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        del sys.modules[name]
+    yield from load_module(EXAMPLES / "everything.py", "_everything_modern_schema")
 
 
 async def test_results_validate(everything: ModuleType) -> None:
