@@ -54,26 +54,19 @@ logger = logging.getLogger("mcpkit.client")
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 
 
-class _Probe(msgspec.Struct):
-    meta: Any = msgspec.field(default=None, name="_meta")
-    notifications: Any = None
-
-
-_PROBE: Final = msgspec.json.Decoder(_Probe)
-
-
-def subscription_of(params: Raw | None) -> tuple[Any, _Probe] | None:
-    """The subscription id a notification carries in its ``_meta``, and its probe."""
+def subscription_of(params: Raw | None) -> tuple[Any, dict[str, Any]] | None:
+    """The subscription id a notification carries in its ``_meta``, and its params
+    (decoded once, for the stream)."""
     if params is None:
         return None
     try:
-        probe = _PROBE.decode(params)
+        decoded = msgspec.json.decode(params)
     except msgspec.DecodeError:
         return None
-    meta = probe.meta
+    meta = decoded.get("_meta") if isinstance(decoded, dict) else None
     if not isinstance(meta, dict) or META_SUBSCRIPTION_ID not in meta:
         return None
-    return meta[META_SUBSCRIPTION_ID], probe
+    return meta[META_SUBSCRIPTION_ID], decoded
 
 
 @dataclass(frozen=True)
@@ -116,11 +109,11 @@ class ListenStream:
 
     # -- fed by the client ----------------------------------------------------------------
 
-    def deliver(self, method: str, params: Raw | None, probe: _Probe) -> None:
+    def deliver(self, method: str, params: dict[str, Any]) -> None:
         if method == ACKNOWLEDGED:
             try:
                 self.honoured = msgspec.convert(
-                    probe.notifications or {}, SubscriptionFilter, from_attributes=False
+                    params.get("notifications") or {}, SubscriptionFilter
                 )
             except msgspec.ValidationError as exc:
                 self.fail(RemoteProtocolError(f"invalid subscription acknowledgement: {exc}"))
@@ -137,8 +130,7 @@ class ListenStream:
                 logger.warning(
                     "listen stream %r: consumer too slow, dropping", self.subscription_id
                 )
-        decoded = msgspec.json.decode(params) if params is not None else {}
-        self._queue.append(ListenNotification(method, decoded if isinstance(decoded, dict) else {}))
+        self._queue.append(ListenNotification(method, params))
         self._wake()
 
     def finish(self, result: SubscriptionsListenResult) -> None:
