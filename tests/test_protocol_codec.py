@@ -121,12 +121,69 @@ REQUEST_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
         b'{"jsonrpc":"2.0","id":1,"method":"m","params":{},"params":{"a":1}}',
         ("reply", INVALID, None),
     ),
+    # Spaces inside a scalar string must not let a duplicate pass the length proofs of
+    # the fast paths (the duplicate's 7 extra bytes against 7 spaces).
+    (
+        "duplicate id, spaces in method",
+        b'{"jsonrpc":"2.0","id":1,"id":2,"method":"a       b"}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate method, spaces in id",
+        b'{"jsonrpc":"2.0","id":"a             b","method":"m","method":"m"}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate id, spaced",
+        b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate params, spaced",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "m", "params": {}, "params": {"a": 1}}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "spaced request",
+        b'{"jsonrpc": "2.0", "id": 7, "method": "m", "params": {"a": [1, 2], "b": " x "}}',
+        ("request", 7, "m"),
+    ),
+    (
+        "pretty-printed request",
+        b'{\n  "jsonrpc": "2.0",\r\n\t"id": "a b",\n  "method": "m",\n  "params": {}\n}',
+        ("request", "a b", "m"),
+    ),
+    ("method with a space", b'{"jsonrpc":"2.0","id":1,"method":"a b"}', ("request", 1, "a b")),
+    (
+        "params object, not last",
+        b'{"jsonrpc":"2.0","method":"m","params":{"a":"}"},"id":1}',
+        ("request", 1, "m"),
+    ),
+    *[
+        (
+            f"id {rid}",
+            b'{"jsonrpc":"2.0","id":%d,"method":"m","params":{}}' % rid,
+            ("request", rid, "m"),
+        )
+        for rid in (0, 9, 10, 99, 100, 10**18, 10**19 - 1, 10**19, 10**20, -1, -10)
+    ],
+    ("id -0", b'{"jsonrpc":"2.0","id":-0,"method":"m"}', ("request", 0, "m")),
     # params must be an object: string/number/bool/null -32600, array -32602.
     ("params string", b'{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}', ("reply", INVALID, 1)),
     ("params number", b'{"jsonrpc":"2.0","id":1,"method":"m","params":3}', ("reply", INVALID, 1)),
     ("params true", b'{"jsonrpc":"2.0","id":1,"method":"m","params":true}', ("reply", INVALID, 1)),
     ("params null", b'{"jsonrpc":"2.0","id":1,"method":"m","params":null}', ("reply", INVALID, 1)),
     ("params array", b'{"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]}', ("reply", PARAMS, 1)),
+    (
+        "params array of objects, last",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":[{}]}',
+        ("reply", PARAMS, 1),
+    ),
+    (
+        "params string ending in a brace",
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":"}"}',
+        ("reply", INVALID, 1),
+    ),
     # Not a message at all.
     ("empty object", b"{}", ("reply", INVALID, None)),
     ("only jsonrpc", b'{"jsonrpc":"2.0"}', ("reply", INVALID, None)),

@@ -91,6 +91,55 @@ def test_notification_round_trip(method: str, params: dict[str, Any]) -> None:
     assert decoded.method == method
 
 
+whitespace = st.sampled_from(["", " ", "  ", "\n", "\t", "\r\n  "])
+#: Method and string ids with spaces (which can hide length differences) and escapes.
+spaced_text = st.text(alphabet=st.sampled_from(' ab/"\\é'), max_size=12)
+
+
+@st.composite
+def formatted_requests(draw: st.DrawFn) -> tuple[bytes, Any, str, bool]:
+    """A request in any formatting, perhaps with one envelope member written twice;
+    returns the bytes, the id, the method and whether a member is duplicated."""
+    rid = draw(st.one_of(st.integers(min_value=-(2**70), max_value=2**70), spaced_text))
+    method = draw(spaced_text.filter(lambda m: not m.startswith("rpc.")))
+    members = [("jsonrpc", '"2.0"'), ("id", json.dumps(rid)), ("method", json.dumps(method))]
+    if draw(st.booleans()):
+        params = draw(objects)
+        members.append(("params", json.dumps(params, indent=draw(st.sampled_from([None, 1])))))
+    members = draw(st.permutations(members))
+    duplicate = draw(st.booleans())
+    if duplicate:
+        name, _ = draw(st.sampled_from(members))
+        value = {
+            "jsonrpc": '"2.0"',
+            "id": json.dumps(draw(ids)),
+            "method": json.dumps(draw(spaced_text)),
+            "params": "{}",
+        }[name]
+        members.insert(draw(st.integers(0, len(members))), (name, value))
+    parts = [
+        draw(whitespace) + json.dumps(k) + draw(whitespace) + ":" + draw(whitespace) + v
+        for k, v in members
+    ]
+    text = "{" + ",".join(p + draw(whitespace) for p in parts) + "}"
+    return text.encode(), rid, method, duplicate
+
+
+@given(formatted_requests())
+@settings(max_examples=400)
+def test_any_formatting_classifies_exactly(case: tuple[bytes, Any, str, bool]) -> None:
+    data, rid, method, duplicate = case
+    decoded = decode_message(data)
+    if duplicate:
+        assert isinstance(decoded, DecodeFailure)
+        assert decoded.error.code == -32600
+        assert decoded.id is None
+    else:
+        assert isinstance(decoded, RequestReceived)
+        assert (decoded.request_id, decoded.method) == (rid, method)
+        assert type(decoded.request_id) is type(rid)
+
+
 @given(ids, objects)
 def test_result_round_trip(rid: int | str, result: dict[str, Any]) -> None:
     decoded = decode_message(encode_result(rid, result))

@@ -26,7 +26,7 @@ Senders that pretty-print take the general path, which is exact but slower.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -74,7 +74,7 @@ _NULL: Final = Raw(b"null")
 class _Envelope(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The fast path: every valid message decodes into this in one pass."""
 
-    jsonrpc: str
+    jsonrpc: Literal["2.0"]
     id: int | str | UnsetType = UNSET
     method: str | UnsetType = UNSET
     params: Raw = _EMPTY
@@ -95,6 +95,14 @@ _STRING_RE: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _BRACKETS: Final = bytes.maketrans(b"[{]}", b"(())")
 _NOT_BRACKETS: Final = bytes(set(range(256)) - set(b"[]{}"))
 _KEY_RE: Final = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
+_WHITESPACE: Final = b" \t\r\n"
+#: _ID_DIGITS[n]: the non-negative integers written with exactly n - 6 digits (n counts
+#: ',"id":' too); empty below 7.
+_ID_DIGITS: Final = (
+    *(range(0) for _ in range(7)),
+    range(10),
+    *(range(10**d, 10 ** (d + 1)) for d in range(1, 19)),
+)
 _KINDS: Final = {
     0x5B: "an array",
     0x7B: "an object",
@@ -115,29 +123,13 @@ def _describe(raw: Raw) -> str:
     return _KINDS.get(memoryview(raw)[0], "a number")
 
 
-def _more_brackets_than(data: bytes, limit: int) -> bool:
-    """Whether ``data`` holds more than ``limit`` opening brackets; stops at ``limit + 1``
-    so large flat messages are not scanned to the end."""
-    seen = 0
-    for bracket in (b"{", b"["):
-        at = data.find(bracket)
-        while at >= 0:
-            seen += 1
-            if seen > limit:
-                return True
-            at = data.find(bracket, at + 1)
-    return False
-
-
 def _too_deep(data: bytes, limit: int) -> bool:
     """Whether JSON arrays/objects nest deeper than ``limit`` (strings ignored).
 
-    Cheap bound first: fewer brackets than the limit cannot nest deeper. Otherwise strings
-    are removed and innermost bracket pairs are deleted one level per pass, in C; after
-    ``limit`` passes anything still pairing up nests deeper than the limit.
+    Strings are removed and innermost bracket pairs are deleted one level per pass, in C;
+    after ``limit`` passes anything still pairing up nests deeper than the limit. (Only
+    called for messages with more opening brackets than the limit: see _check_input.)
     """
-    if len(data) <= 2 * limit or not _more_brackets_than(data, limit):
-        return False
     skeleton = _STRING_RE.sub(b"", data).translate(_BRACKETS, _NOT_BRACKETS)
     for _ in range(limit):
         if not skeleton:
@@ -190,7 +182,17 @@ def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
             return _failure(
                 ErrorCode.PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {exc.start}"
             )
-    if _too_deep(data, limits.max_depth):
+    # Nesting deeper than the limit takes more opening brackets than the limit (and two
+    # bytes per level). They are counted as what replace() removes: it finds a single
+    # byte with memchr, several times cheaper than count() or translate() (which test
+    # every byte) or a find() loop (a call per bracket) on CPython.
+    limit = limits.max_depth
+    if size <= 2 * limit:
+        return None
+    braces = size - len(data.replace(b"{", b""))
+    if (braces > limit or braces + size - len(data.replace(b"[", b"")) > limit) and _too_deep(
+        data, limit
+    ):
         return _failure(
             ErrorCode.PARSE_ERROR,
             f"Parse error: JSON nests deeper than the limit of {limits.max_depth} levels",
@@ -229,42 +231,52 @@ def decode_message(
     # (Literals instead of named constants: this is the hottest code in mcpkit.)
     method = env.method
     if type(method) is str:
-        if env.jsonrpc == "2.0" and not env.result and not env.error:
-            rid, params = env.id, env.params
+        params = env.params
+        # Absent members are the very default objects (identity tests are the cheapest).
+        # (jsonrpc is exactly "2.0": the struct's Literal type checked it.)
+        if env.result is _EMPTY and env.error is _EMPTY:
+            rid = env.id
             # '{"jsonrpc":"2.0","method":""}' is 29 bytes; ',"params":' 10; ',"id":' 6.
-            rest = size - 29 - len(method)
-            if params:
-                rest -= 10 + len(params)
-            if rid is UNSET:
-                compact = rest == 0
-            elif type(rid) is int:
-                compact = rest == 6 + len(str(rid))
+            # Every term is a lower bound of the real member's length, so rest >= 0.
+            if params is _EMPTY:
+                rest = size - 29 - len(method)
             else:
-                compact = rest == 8 + len(rid)  # type: ignore[arg-type]
-            # Is params an object? '"params":' cannot occur unescaped inside the other
-            # (scalar) members, so where it is found, it is the top-level member and the
-            # next byte starts its value. Usually params comes last: look there first.
-            if compact:
-                if not params:
-                    if rid is UNSET:
-                        return NotificationReceived(method, None)
-                    return RequestReceived(rid, method, None)
-                start = size - 1 - len(params)
-                if data[start - 9 : start] != b'"params":':
-                    start = data.find(b'"params":') + 9
-                if data[start] == 0x7B:
-                    if rid is UNSET:
-                        return NotificationReceived(method, params)
-                    return RequestReceived(rid, method, params)
+                rest = size - 39 - len(method) - len(params)
+            if type(rid) is int:
+                # Is the id exactly `rest - 6` digits long? A table of ranges, not
+                # len(str(rid)), which costs more than the rest of this test. Negative
+                # ids and "-0" fail it and take the exact path below.
+                compact = rest < 26 and rid in _ID_DIGITS[rest]
+                # Is params an object? Of the members left (no result, no error), only
+                # params can hold an object: a compact message ending in "}}" has params
+                # last, as an object. Otherwise find where its value starts:
+                # '"params":' cannot occur unescaped inside the other (scalar) members, so
+                # its first occurrence is the top-level member.
+                if compact:
+                    if params is _EMPTY:
+                        return RequestReceived(rid, method, None)
+                    if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
+                        return RequestReceived(rid, method, params)
+            else:
+                # A notification, or a string id: ',"id":""' is 8 bytes.
+                compact = rest == 0 if rid is UNSET else rest == 8 + len(rid)  # type: ignore[arg-type]
+                if compact:
+                    if params is _EMPTY:
+                        return _received(rid, method, None)
+                    if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
+                        return _received(rid, method, params)
             # Not compact (pretty-printed, escaped, non-ASCII): valid as decoded unless a
-            # member is duplicated, which the (slower) exact check rules out.
-            elif (not params or is_object(params)) and not _has_duplicate(
-                data, _present(rid, params)
+            # member is duplicated, which the (slower) exact checks rule out.
+            if (
+                not compact
+                and (params is _EMPTY or is_object(params))
+                and (
+                    _compact_but_spaces(data, rest, rid, method, params)
+                    or not _has_duplicate(data, _present(rid, params))
+                )
             ):
-                if rid is UNSET:
-                    return NotificationReceived(method, params or None)
-                return RequestReceived(rid, method, params or None)
-    elif env.jsonrpc == "2.0" and env.result and not env.error and type(env.id) is int:
+                return _received(rid, method, params or None)
+    elif env.result and not env.error and type(env.id) is int:
         # '{"jsonrpc":"2.0","id":,"result":}' is 33 bytes.
         result = env.result
         if (
@@ -273,6 +285,39 @@ def decode_message(
         ):
             return DecodedResponse(env.id, result, None)
     return _decode_slow(data, tolerant)
+
+
+def _compact_but_spaces(
+    data: bytes, rest: int, rid: RequestId | UnsetType, method: str, params: Raw
+) -> bool:
+    """Whether the message is compact except for whitespace between its tokens (what
+    pretty-printers add), which proves, as the compact test does, that no member is
+    duplicated: ``rest`` is what the compact test left for the id.
+
+    Whitespace is counted in the whole message and subtracted inside ``params``. A raw
+    tab, CR or LF cannot occur inside a JSON string, but a space can: the scalar strings
+    (``jsonrpc`` is exactly "2.0" here) must hold none, or counting could let a
+    duplicate's extra bytes cancel out.
+    """
+    if " " in method:
+        return False
+    rest -= len(data) - len(data.translate(None, _WHITESPACE))
+    if params is not _EMPTY:
+        rest += len(params) - len(bytes(params).translate(None, _WHITESPACE))
+    if rid is UNSET:
+        return rest == 0
+    if type(rid) is int:
+        return 0 <= rest < 26 and rid in _ID_DIGITS[rest]
+    assert isinstance(rid, str)
+    return " " not in rid and rest == 8 + len(rid)
+
+
+def _received(
+    rid: RequestId | UnsetType, method: str, params: Raw | None
+) -> RequestReceived | NotificationReceived:
+    if rid is UNSET:
+        return NotificationReceived(method, params)
+    return RequestReceived(rid, method, params)
 
 
 def _present(rid: object, params: Raw) -> dict[str, Raw]:
