@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -21,7 +22,7 @@ from mcpkit.protocol import (
     encode_request,
     encode_result,
 )
-from mcpkit.types import CallToolResult, TextContent
+from mcpkit.types import Annotations, CallToolResult, TextContent
 
 PARSE, INVALID, NOT_FOUND, PARAMS = -32700, -32600, -32601, -32602
 
@@ -464,6 +465,69 @@ def test_nan_inside_a_struct_is_caught() -> None:
 
     with pytest.raises(LocalProtocolError, match="NaN"):
         encode_result(1, {"w": Weird(float("nan"))})
+
+
+class _Scored(msgspec.Struct):
+    score: float
+    label: str = ""
+
+
+class _Block(msgspec.Struct):
+    text: str
+    scored: _Scored | None = None
+    extra: Any = None
+
+
+@dataclasses.dataclass
+class _Point:
+    x: float
+    y: float
+
+
+_LONG = "x" * 2100  # makes the message long enough to be walked rather than scanned
+_NAN = float("nan")
+
+# (a long payload, where the NaN or infinity hides): larger messages are checked by a walk
+# over their objects, which must catch every place a float can be, and fall back to the
+# byte scan for what it does not know or past its budget.
+_LONG_NON_FINITE = [
+    ("dict value", {"t": _LONG, "x": _NAN}),
+    ("negative infinity in a list", {"t": _LONG, "x": [1.0, float("-inf")]}),
+    ("struct float field", {"t": _LONG, "b": _Block(_LONG, _Scored(float("inf")))}),
+    ("struct Any field", {"b": _Block(_LONG, extra={"deep": [[_NAN]]})}),
+    ("in a tuple", {"t": _LONG, "x": (1, (2.0, _NAN))}),
+    ("dataclass field", {"t": _LONG, "x": _Point(1.0, _NAN)}),
+    ("past the walk's budget", {"t": _LONG, "x": [{"v": 1.0} for _ in range(100)] + [_NAN]}),
+    (
+        "content annotations",
+        CallToolResult(content=[TextContent(text=_LONG, annotations=Annotations(priority=_NAN))]),
+    ),
+    ("structured content", CallToolResult(content=[], structured_content={"t": _LONG, "x": _NAN})),
+]
+
+
+@pytest.mark.parametrize("result", [pytest.param(r, id=n) for n, r in _LONG_NON_FINITE])
+def test_non_finite_floats_in_long_results_are_caught(result: Any) -> None:
+    with pytest.raises(LocalProtocolError, match="NaN and infinity are not JSON"):
+        encode_result(1, result)
+    with pytest.raises(LocalProtocolError, match="NaN and infinity are not JSON"):
+        encode_request(1, "m", result)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"t": _LONG, "x": None, "y": [None, 1.5, -0.0]},
+        {"b": _Block(_LONG, _Scored(1e308, "null"), extra={"k": [1.0, None]})},
+        {"t": _LONG, "x": [{"v": 1.0} for _ in range(100)]},
+        CallToolResult(
+            content=[TextContent(text=_LONG + "null", annotations=Annotations(priority=0.5))],
+            structured_content=[0.25, None],
+        ),
+    ],
+)
+def test_finite_long_results_encode(result: Any) -> None:
+    assert json.loads(encode_result(1, result))["result"] == json.loads(msgspec.json.encode(result))
 
 
 def test_null_values_are_fine() -> None:
