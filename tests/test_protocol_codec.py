@@ -154,6 +154,21 @@ REQUEST_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
         b'{\n  "jsonrpc": "2.0",\r\n\t"id": "a b",\n  "method": "m",\n  "params": {}\n}',
         ("request", "a b", "m"),
     ),
+    (
+        "spaced, params first",
+        b'{"jsonrpc": "2.0", "params": {"a": " "}, "id": 3, "method": "m"}',
+        ("request", 3, "m"),
+    ),
+    (
+        "spaced, params first, duplicate id",
+        b'{"jsonrpc": "2.0", "params": {"a": " "}, "id": 3, "method": "m", "id": 4}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "spaced notification",
+        b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"a": 1}}',
+        ("notification", "notifications/x"),
+    ),
     ("method with a space", b'{"jsonrpc":"2.0","id":1,"method":"a b"}', ("request", 1, "a b")),
     (
         "params object, not last",

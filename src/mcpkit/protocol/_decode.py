@@ -266,10 +266,12 @@ def decode_message(
                     if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
                         return _received(rid, method, params)
             # Not compact (pretty-printed, escaped, non-ASCII): valid as decoded unless a
-            # member is duplicated, which the (slower) exact checks rule out.
+            # member is duplicated, which the (slower) exact checks rule out. (A "}"
+            # right before the closing brace ends the last member's value, an object:
+            # a params, and the last one is what msgspec kept.)
             if (
                 not compact
-                and (params is _EMPTY or is_object(params))
+                and (params is _EMPTY or data[-2] == 0x7D or is_object(params))
                 and (
                     _compact_but_spaces(data, rest, rid, method, params)
                     or not _has_duplicate(data, _present(rid, params))
@@ -297,19 +299,40 @@ def _compact_but_spaces(
     Whitespace is counted in the whole message and subtracted inside ``params``. A raw
     tab, CR or LF cannot occur inside a JSON string, but a space can: the scalar strings
     (``jsonrpc`` is exactly "2.0" here) must hold none, or counting could let a
-    duplicate's extra bytes cancel out.
+    duplicate's extra bytes cancel out. Counting only some of the whitespace is still a
+    proof (what is left uncounted is excess, and any excess fails it): spaces alone,
+    counted with memchr by replace(), settle Python's ``json.dumps`` style; other
+    whitespace takes the translate() that deletes all four.
     """
-    if " " in method:
+    if " " in method or (type(rid) is str and " " in rid):
         return False
-    rest -= len(data) - len(data.translate(None, _WHITESPACE))
-    if params is not _EMPTY:
-        rest += len(params) - len(bytes(params).translate(None, _WHITESPACE))
+    size = len(data)
+    if params is _EMPTY:
+        spaces = size - len(data.replace(b" ", b""))
+    elif data[-2] == 0x7D:
+        # params is last and ends right before the closing brace: count the spaces in
+        # front of it only.
+        head = data[: size - 1 - len(params)]
+        spaces = len(head) - len(head.replace(b" ", b""))
+    else:
+        inner = bytes(params)
+        spaces = size - len(data.replace(b" ", b"")) - len(inner) + len(inner.replace(b" ", b""))
+    if _id_fits(rest - spaces, rid):
+        return True
+    inner = bytes(params) if params is not _EMPTY else b""
+    rest -= size - len(data.translate(None, _WHITESPACE))
+    rest += len(inner) - len(inner.translate(None, _WHITESPACE))
+    return _id_fits(rest, rid)
+
+
+def _id_fits(rest: int, rid: RequestId | UnsetType) -> bool:
+    """Whether ``rest`` bytes are exactly what ``rid`` takes in compact form."""
     if rid is UNSET:
         return rest == 0
     if type(rid) is int:
         return 0 <= rest < 26 and rid in _ID_DIGITS[rest]
     assert isinstance(rid, str)
-    return " " not in rid and rest == 8 + len(rid)
+    return rest == 8 + len(rid)
 
 
 def _received(
