@@ -62,6 +62,7 @@ from ._calls import (
 )
 from ._channel import DeliveryFailed, MessageChannel
 from ._flag import Flag
+from ._inline import InlineHandler, run_eagerly
 from ._route import _CURRENT, ReplyRoute
 
 __all__ = ["Endpoint"]
@@ -139,8 +140,9 @@ class Endpoint:
         self._soon: deque[tuple[bytes, ReplyRoute | None]] = deque()
         self._draining = False
         self._waiters: dict[RequestId, _Waiter] = {}
-        # A handler in flight: its cancel scope (trio) or its asyncio task (see _spawn).
-        self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None]] = {}
+        # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
+        # task it runs in (see dispatch's ``inline``).
+        self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler] = {}
         self._routes: dict[RequestId, ReplyRoute] = {}  # of native handlers with a route
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -242,10 +244,15 @@ class Endpoint:
 
     async def _cancel_native_handlers(self) -> None:
         tasks = [h for h in self._handlers.values() if isinstance(h, asyncio.Task)]
+        inline = [h for h in self._handlers.values() if isinstance(h, InlineHandler)]
         for task in tasks:
             task.cancel()
+        for handler in inline:
+            handler.cancel()
         if tasks:
             await asyncio.wait(tasks)
+        for handler in inline:
+            await handler.done.wait()
 
     @property
     def closed(self) -> bool:
@@ -293,7 +300,14 @@ class Endpoint:
         finally:
             self._fail_pending()
 
-    async def dispatch(self, event: Event, route: ReplyRoute | None = None) -> int:
+    async def dispatch(
+        self,
+        event: Event,
+        route: ReplyRoute | None = None,
+        *,
+        inline: bool = False,
+        on_suspend: Callable[[], None] | None = None,
+    ) -> int:
         """Act on one event decoded by :attr:`connection` (the receive loop does this for
         every message from the channel; a transport that reads messages itself, such as
         Streamable HTTP, calls it directly).
@@ -303,11 +317,18 @@ class Endpoint:
         ``route.finish`` will be called because of this event (some calls may already have
         happened): 0 when nothing answers it (notifications, responses).
 
+        ``inline`` (asyncio, a single request): the handler runs in the calling task, and
+        this returns once it has answered; ``on_suspend`` is called the first time it has
+        to wait. It is still cancelled by the peer's ``notifications/cancelled`` and when
+        the connection ends (the calling task then carries on), and counts as in flight.
+
         Raises:
             ConnectionClosedError: a reply could not be sent because the connection ended.
         """
         if isinstance(event, RequestReceived):
-            await self._start_handler(event, route)
+            request = await self._start_handler(event, route, inline)
+            if request is not None:
+                await self._run_inline(request, on_suspend)
             return 1
         if isinstance(event, BatchReceived):
             requests = 0
@@ -370,7 +391,11 @@ class Endpoint:
             waiter.scope.deadline = min(anyio.current_time() + waiter.timeout, waiter.hard_deadline)
         waiter.changed.set()
 
-    async def _start_handler(self, event: RequestReceived, route: ReplyRoute | None) -> None:
+    async def _start_handler(
+        self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
+    ) -> InboundRequest | None:
+        """Answer at once (gate, no handler, busy) or start the handler; returns the
+        request when it is to run inline, in the calling task."""
         request = InboundRequest(
             event.request_id, event.method, event.params, event.progress_token, self, route
         )
@@ -379,10 +404,10 @@ class Endpoint:
                 outcome = self._gate(request)
             except RPCError as exc:
                 await self._reply_error(request, exc.to_error())
-                return
+                return None
             if outcome is not PROCEED:
                 await self._finish(route, self._encode_result(request, outcome))
-                return
+                return None
         if self._on_request is None:
             await self._reply_error(
                 request,
@@ -390,7 +415,7 @@ class Endpoint:
                     code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {event.method!r}"
                 ),
             )
-            return
+            return None
         if len(self._handlers) >= self._max_in_flight:
             await self._reply_error(
                 request,
@@ -400,7 +425,9 @@ class Endpoint:
                     data={"maxInFlight": self._max_in_flight},
                 ),
             )
-            return
+            return None
+        if inline and self._loop is not None:
+            return request
         if self._loop is not None:
             # On asyncio a plain task costs a fraction of an anyio task plus cancel scope,
             # and this is paid per request. It is still structured: tracked here, cancelled
@@ -408,11 +435,12 @@ class Endpoint:
             self._handlers[request.id] = self._loop.create_task(self._run_native(request))
             if route is not None:
                 self._routes[request.id] = route  # for _reap
-            return
+            return None
         assert self._task_group is not None
         scope = anyio.CancelScope()
         self._handlers[request.id] = scope
         self._task_group.start_soon(self._run_scoped, request, scope)
+        return None
 
     async def _answer(self, request: InboundRequest) -> bytes | None:
         """Run the handler and encode its outcome (result, RPC error or internal error)."""
@@ -463,6 +491,26 @@ class Endpoint:
             await self._deliver(request, data)
         finally:
             self._handler_done(request.id)
+
+    async def _run_inline(
+        self, request: InboundRequest, on_suspend: Callable[[], None] | None
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handler = self._handlers[request.id] = InlineHandler(task)
+        token = _CURRENT.set(request.route)
+        try:
+            await run_eagerly(self._run_native(request), on_suspend)
+        except asyncio.CancelledError:
+            if not handler.ours:
+                raise  # the calling task itself is being cancelled
+            # The connection ended and cancelled the handler: the task carries on.
+            uncancel = getattr(task, "uncancel", None)
+            if uncancel is not None and uncancel() > 0:
+                raise
+        finally:
+            handler.done.set()
+            _CURRENT.reset(token)
 
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
         try:
