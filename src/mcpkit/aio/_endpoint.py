@@ -205,6 +205,10 @@ class Endpoint:
             return False
         self._closed.set()
         self._task_group = None
+        # The callbacks are usually bound methods of the endpoint's owner, which holds the
+        # endpoint: let go of them, so the whole connection is freed at once by reference
+        # counting instead of waiting for the cyclic garbage collector.
+        self._on_request = self._on_notification = self._gate = self._on_drain = None
         return True
 
     async def run(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
@@ -49,6 +50,40 @@ class _StandaloneChannel:
         pass
 
 
+class _NoStreamChannel:
+    """A stateless session's channel: there is no GET stream, so a message unrelated to any
+    request cannot be sent. One object shared by all such sessions: it refers to none of
+    them, so a stateless POST's session is freed by reference counting at its end."""
+
+    __slots__ = ()
+
+    async def send(self, message: bytes) -> None:
+        not_delivered(message)
+
+    async def receive(self) -> bytes | FrameTooLarge:
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        pass
+
+
+_NO_STREAM: Final = _NoStreamChannel()
+
+
+def not_delivered(message: bytes) -> None:
+    """A message for the GET stream, which the client does not have open.
+
+    Raises:
+        MessageNotDelivered: a request, which the client could never answer.
+    """
+    if is_request(message):
+        raise MessageNotDelivered(
+            "the client has no open GET stream, so a request from the server cannot "
+            "reach it (open one with GET, or answer on a POST's SSE stream)"
+        )
+    logger.debug("notification not sent: the client has no open GET stream")
+
+
 class HttpSession:
     """A client's session on a Streamable HTTP endpoint.
 
@@ -56,7 +91,8 @@ class HttpSession:
         id: the ``Mcp-Session-Id`` (``None`` in stateless mode).
         key: the session's key in the event store.
         server_session: the MCP session (handshake, handlers, per-session state).
-        last_active: when a request last touched the session (``anyio.current_time``).
+        last_active: when a request last touched the session (``time.monotonic``: cheaper
+            per request than the event loop's clock, and the same as asyncio's).
     """
 
     def __init__(
@@ -71,11 +107,12 @@ class HttpSession:
         self.key = session_id or ""
         self.store = store
         self.retry_ms = retry_ms
-        self.server_session = ServerSession(server, _StandaloneChannel(self), autoreceive=False)
+        channel = _StandaloneChannel(self) if session_id is not None else _NO_STREAM
+        self.server_session = ServerSession(server, channel, autoreceive=False)
         self._standalone: SseStream | None = None  # made on first use (stateless: never)
         self.streams: OrderedDict[str, SseStream] = OrderedDict()
         self.exchanges: set[Exchange] = set()
-        self.last_active = anyio.current_time()
+        self.last_active = time.monotonic()
         self.connections = 0  # open HTTP requests and streams of this session
         self.closed = False
         self._next_stream = 1
@@ -103,7 +140,7 @@ class HttpSession:
         return self.store is not None and version is not None and version >= V2025_11_25
 
     def touch(self) -> None:
-        self.last_active = anyio.current_time()
+        self.last_active = time.monotonic()
 
     def idle_for(self, now: float) -> float:
         """Seconds without any open request or stream (0 while one is open)."""
@@ -212,14 +249,8 @@ class HttpSession:
             MessageNotDelivered: a request, and the client has no GET stream open (nor one
                 it can resume), so it could never answer.
         """
-        if await self.standalone.emit(message):
-            return
-        if is_request(message):
-            raise MessageNotDelivered(
-                "the client has no open GET stream, so a request from the server cannot "
-                "reach it (open one with GET, or answer on a POST's SSE stream)"
-            )
-        logger.debug("notification not sent: the client has no open GET stream")
+        if self.id is None or not await self.standalone.emit(message):
+            not_delivered(message)  # stateless: there is never a GET stream
 
 
 def session_deadline(idle_timeout: float | None) -> float:

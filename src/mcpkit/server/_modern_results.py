@@ -79,13 +79,19 @@ def finish_handshake(result: Any) -> Any:
     result with caching hints for both eras; older revisions do not have them)."""
     if not isinstance(result, msgspec.Struct):
         return result
-    fields = result.__struct_fields__
-    changes = {
-        name: UNSET
-        for name in _MODERN_ONLY
-        if name in fields and _member(result, name) is not UNSET
-    }
+    kind = type(result)
+    names = _MODERN_FIELDS.get(kind)
+    if names is None:
+        fields = kind.__struct_fields__
+        names = _MODERN_FIELDS[kind] = tuple(n for n in _MODERN_ONLY if n in fields)
+    if not names:
+        return result
+    changes = {name: UNSET for name in names if getattr(result, name) is not UNSET}
     return msgspec.structs.replace(result, **changes) if changes else result
+
+
+#: Per result type, the members of ``_MODERN_ONLY`` it has (a handful of types).
+_MODERN_FIELDS: dict[type[msgspec.Struct], tuple[str, ...]] = {}
 
 
 def _member(struct: msgspec.Struct, name: str) -> Any:

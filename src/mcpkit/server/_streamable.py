@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -26,7 +27,6 @@ from ..protocol import (
     RequestReceived,
     TransportSecurity,
     accepts,
-    media_type,
 )
 from ..types import HANDSHAKE_VERSIONS, V2025_03_26
 from ._asgi import (
@@ -37,6 +37,7 @@ from ._asgi import (
     Send,
     check_security,
     cors_headers,
+    is_json,
     read_body,
     respond,
     respond_error,
@@ -201,7 +202,7 @@ class StreamableHTTPApp(SessionRoutes):
         timeout = self.session_idle_timeout
         if timeout is None:
             return 0
-        now = anyio.current_time()
+        now = time.monotonic()  # the sessions' clock (HttpSession.last_active)
         idle = [s for s in self.sessions.values() if s.idle_for(now) > timeout]
         for session in idle:
             logger.info("session %s expired after %g s idle", session.id, timeout)
@@ -280,7 +281,7 @@ class StreamableHTTPApp(SessionRoutes):
             await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
 
     async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
-        if media_type(headers.get(b"content-type")) != "application/json":
+        if not is_json(headers.get(b"content-type")):
             await respond_error(
                 send,
                 415,
