@@ -499,7 +499,7 @@ class Endpoint:
     async def _run_inline(
         self, request: InboundRequest, on_suspend: Callable[[], None] | None
     ) -> None:
-        task = asyncio.current_task()
+        task = asyncio.current_task(self._loop)  # given the loop: no getpid (CPython 3.11)
         assert task is not None
         handler = self._handlers[request.id] = InlineHandler(task)
         token = _CURRENT.set(request.route)

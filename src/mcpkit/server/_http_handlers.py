@@ -80,17 +80,18 @@ async def handle_message(
         # (priming event first) and written by a task of its own while this one goes on
         # running the handler.
         nonlocal writer
-        if not app.json_response:
-            exchange.expect(1)
-            headers = _headers(app, session, cors, new_session)
-            writer = _Writer(app, session, exchange, receive, send, headers)
+        exchange.expect(1)
+        headers = _headers(app, session, cors, new_session)
+        writer = _Writer(app, session, exchange, receive, send, headers)
 
     try:
         # A single request's handler runs in this task: an instant one has answered when
         # dispatch returns, and a JSON body (which the client accepts as much as SSE)
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
-        count = await endpoint.dispatch(event, exchange, inline=True, on_suspend=on_suspend)
+        count = await endpoint.dispatch(
+            event, exchange, inline=True, on_suspend=None if app.json_response else on_suspend
+        )
         if writer is not None:
             await writer.finished()
             return

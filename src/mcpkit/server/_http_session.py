@@ -199,13 +199,16 @@ class HttpSession:
             self.on_end(self)
 
     def _release(self) -> None:
-        for exchange in list(self.exchanges):
-            exchange.abort()
-        self.exchanges.clear()
-        standalone = [] if self._standalone is None else [self._standalone]
-        for stream in [*standalone, *self.streams.values()]:
-            stream.end()
-        self.streams.clear()
+        if self.exchanges:
+            for exchange in list(self.exchanges):
+                exchange.abort()
+            self.exchanges.clear()
+        if self._standalone is not None:
+            self._standalone.end()
+        if self.streams:
+            for stream in self.streams.values():
+                stream.end()
+            self.streams.clear()
 
     # -- streams --------------------------------------------------------------------------
 
