@@ -73,6 +73,9 @@ logger = logging.getLogger("mcpkit.aio")
 _CANCEL_SEND_TIMEOUT: Final = 1.0
 
 
+_FIND: Final[Any] = object()
+
+
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop, or ``None`` under trio."""
     try:
@@ -175,13 +178,16 @@ class Endpoint:
                 await self._cancel_native_handlers()
                 await self._close_channel()
 
-    def attach(self, task_group: anyio.abc.TaskGroup) -> None:
+    def attach(
+        self, task_group: anyio.abc.TaskGroup, loop: asyncio.AbstractEventLoop | None = _FIND
+    ) -> None:
         """Serve without a receive loop or a task group of its own: handlers run in
         ``task_group`` (owned by the caller, e.g. an HTTP app shared by many sessions) and
         messages arrive through :meth:`dispatch`. End with :meth:`detach`. Must be called
-        from a task running on the event loop that will serve.
+        from a task running on the event loop that will serve; ``loop`` is that loop
+        (``None`` under trio), if the caller knows it (finding it is a system call).
         """
-        self._loop = _running_asyncio_loop()
+        self._loop = _running_asyncio_loop() if loop is _FIND else loop
         self._task_group = task_group
 
     async def detach(self) -> None:

@@ -8,7 +8,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -148,13 +148,17 @@ class HttpSession:
 
     # -- lifetime -------------------------------------------------------------------------
 
-    def start(self, task_group: anyio.abc.TaskGroup) -> None:
+    def start(self, task_group: anyio.abc.TaskGroup, loop: Any = None) -> None:
         """Start serving; handlers run in ``task_group`` (the app's, shared by all its
-        sessions: an idle session costs no task of its own)."""
+        sessions: an idle session costs no task of its own). ``loop``: the asyncio loop
+        serving, when known (see :meth:`Endpoint.attach`)."""
         self._task_group = task_group
         self.server_session.loop_thread = threading.get_ident()
         self.server_session.server.sessions.add(self.server_session)
-        self.endpoint.attach(task_group)
+        if loop is None:
+            self.endpoint.attach(task_group)
+        else:
+            self.endpoint.attach(task_group, loop)
 
     def close(self) -> None:
         """End the session: its handlers are cancelled, its streams end, its waiting

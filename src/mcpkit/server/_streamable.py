@@ -10,6 +10,7 @@ limit, a session cap and an idle timeout.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -132,6 +133,8 @@ class StreamableHTTPApp(SessionRoutes):
         self.sessions: dict[str, HttpSession] = {}
         self._ending: set[HttpSession] = set()  # closed, work still stopping
         self._tg: anyio.abc.TaskGroup | None = None
+        #: The asyncio loop running the app (set with _tg; None under trio).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._starting: anyio.Event | None = None
 
     # -- running ----------------------------------------------------------------------
@@ -144,6 +147,10 @@ class StreamableHTTPApp(SessionRoutes):
         first request."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # trio
+                self._loop = None
             tg.start_soon(self._sweep_forever)
             try:
                 yield
@@ -371,7 +378,7 @@ class StreamableHTTPApp(SessionRoutes):
     async def _post_stateless(
         self, body: bytes, receive: Receive, send: Send, headers: Headers, cors: list[Any]
     ) -> None:
-        tg = await self._ensure_runner()
+        tg = self._tg or await self._ensure_runner()
         session = HttpSession(self.server, None, store=None, retry_ms=None)
         version = headers.text(b"mcp-protocol-version") or V2025_03_26
         connection = session.endpoint.connection
@@ -381,7 +388,7 @@ class StreamableHTTPApp(SessionRoutes):
         # carries the version and capabilities): that one goes through the handshake.
         if not (isinstance(event, RequestReceived) and event.method == "initialize"):
             session.server_session.assume_initialized(version)
-        session.start(tg)
+        session.start(tg, self._loop)
         try:
             await handle_message(self, session, body, receive, send, cors, event=event)
         finally:
