@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections import deque
 from collections.abc import Callable, Coroutine
 from types import TracebackType
@@ -23,14 +22,13 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
-from msgspec import UNSET, Raw
+from msgspec import UNSET
 
 from ..exceptions import (
     ConnectionClosedError,
     LocalProtocolError,
     MessageNotDelivered,
     RemoteProtocolError,
-    RequestTimeoutError,
     RPCError,
 )
 from ..protocol import (
@@ -54,23 +52,19 @@ from ._calls import (
     PROCEED,
     InboundRequest,
     NotificationHandler,
-    ProgressCallback,
     RequestGate,
     RequestHandler,
-    _call_progress,
     _Waiter,
 )
 from ._channel import DeliveryFailed, MessageChannel
 from ._flag import Flag
 from ._inline import InlineHandler, run_eagerly
+from ._outbound import Outbound
 from ._route import _CURRENT, ReplyRoute
 
 __all__ = ["Endpoint"]
 
 logger = logging.getLogger("mcpkit.aio")
-
-#: Bound on sending a cancellation while the caller is already being cancelled.
-_CANCEL_SEND_TIMEOUT: Final = 1.0
 
 
 _FIND: Final[Any] = object()
@@ -84,7 +78,7 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-class Endpoint:
+class Endpoint(Outbound):
     """One side of a JSON-RPC connection, running over a channel.
 
     Use as an async context manager (entered and exited in the same task), or call
@@ -383,24 +377,6 @@ class Endpoint:
                     # A task cancelled before its first step never runs its own cleanup.
                     handler.add_done_callback(lambda task: self._reap(rid, task))
 
-    def _settle(
-        self, rid: RequestId, *, result: Raw | None = None, error: BaseException | None = None
-    ) -> None:
-        waiter = self._waiters.get(rid)
-        if waiter is not None and not waiter.done:
-            waiter.finish(result, error)
-
-    def _on_progress(self, event: ProgressReceived) -> None:
-        waiter = self._waiters.get(event.request_id)
-        if waiter is None or waiter.done:
-            return
-        waiter.progress.append(event.params)
-        if waiter.scope is not None and waiter.timeout < math.inf:
-            # Progress shows the peer is alive: push the inactivity deadline back, but never
-            # past the absolute maximum (basic/lifecycle.mdx, "Timeouts").
-            waiter.scope.deadline = min(anyio.current_time() + waiter.timeout, waiter.hard_deadline)
-        waiter.changed.set()
-
     async def _start_handler(
         self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
     ) -> InboundRequest | None:
@@ -640,85 +616,3 @@ class Endpoint:
             raise ConnectionClosedError("the connection closed")
         data = self.connection.send_notification(method, params)
         await self._send(data, _CURRENT.get() if related else None)
-
-    async def request(
-        self,
-        method: str,
-        params: Any = UNSET,
-        *,
-        timeout: float | None = None,
-        max_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        on_sent: Callable[[RequestId], None] | None = None,
-    ) -> Raw:
-        """Send a request and wait for its result (the raw JSON object).
-
-        Args:
-            method: the method name.
-            params: a struct, a dict, or UNSET for none.
-            timeout: seconds without an answer before giving up; each progress notification
-                starts the wait anew. ``None`` waits without this bound.
-            max_timeout: absolute bound in seconds, however much progress arrives.
-            on_progress: called with every progress notification, in order, from this task;
-                registered before the request is sent.
-            on_sent: called with the request's id before it is sent (to route messages
-                that name it, e.g. a listen stream's notifications).
-
-        Raises:
-            RPCError: the peer answered with an error.
-            RequestTimeoutError: no answer in time; the request was cancelled on the wire.
-            RemoteProtocolError: the answer broke the protocol.
-            ConnectionClosedError: the connection ended first.
-            LocalProtocolError: ``params`` cannot be encoded.
-        """
-        if self.closed:
-            raise ConnectionClosedError("the connection closed")
-        rid, data = self.connection.send_request(method, params, progress=on_progress is not None)
-        if on_sent is not None:
-            on_sent(rid)
-        waiter = _Waiter()
-        self._waiters[rid] = waiter
-        now = anyio.current_time()
-        waiter.timeout = math.inf if timeout is None else timeout
-        waiter.hard_deadline = math.inf if max_timeout is None else now + max_timeout
-        sent = False
-        try:
-            await self.send_raw(data)
-            sent = True
-            with anyio.CancelScope(
-                deadline=min(now + waiter.timeout, waiter.hard_deadline)
-            ) as scope:
-                waiter.scope = scope
-                while True:
-                    await waiter.changed.wait()
-                    waiter.changed = anyio.Event()
-                    while waiter.progress:
-                        await _call_progress(on_progress, waiter.progress.popleft())
-                    if waiter.done:
-                        break
-            if scope.cancelled_caught and not waiter.done:
-                await self._send_cancel(rid, "timed out")
-                raise RequestTimeoutError(f"{method} got no response in time")
-        except BaseException as exc:
-            if not sent and isinstance(exc, MessageNotDelivered):
-                self.connection.forget(rid)  # never reached the peer: nothing to cancel
-            elif not waiter.done:
-                with anyio.CancelScope(shield=True):
-                    await self._send_cancel(rid, "cancelled by the caller")
-            raise
-        finally:
-            self._waiters.pop(rid, None)
-        if waiter.error is not None:
-            raise waiter.error
-        assert waiter.result is not None
-        return waiter.result
-
-    async def _send_cancel(self, rid: RequestId, reason: str) -> None:
-        data = self.connection.cancel(rid, reason)
-        if data is None or self.closed:
-            return
-        with anyio.move_on_after(_CANCEL_SEND_TIMEOUT):
-            try:
-                await self.send_raw(data)
-            except (ConnectionClosedError, MessageNotDelivered):
-                pass

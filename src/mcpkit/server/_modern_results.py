@@ -84,10 +84,13 @@ def finish_handshake(result: Any) -> Any:
     if names is None:
         fields = kind.__struct_fields__
         names = _MODERN_FIELDS[kind] = tuple(n for n in _MODERN_ONLY if n in fields)
-    if not names:
-        return result
-    changes = {name: UNSET for name in names if getattr(result, name) is not UNSET}
-    return msgspec.structs.replace(result, **changes) if changes else result
+    changes: dict[str, Any] | None = None
+    for name in names:
+        if getattr(result, name) is not UNSET:
+            if changes is None:
+                changes = {}
+            changes[name] = UNSET
+    return result if changes is None else msgspec.structs.replace(result, **changes)
 
 
 #: Per result type, the members of ``_MODERN_ONLY`` it has (a handful of types).
