@@ -237,3 +237,22 @@ async def test_stateless_concurrent_posts() -> None:
         assert results == {100: "released stateless", **{rid: str(rid) for rid in range(30)}}
         assert not app.sessions
         assert http.run(lambda: app.wait_ended(LIMIT)) is None
+
+
+async def test_stateless_stream_abandoned_by_its_client_ends_the_handler() -> None:
+    """Stateless, SSE answers: a stream nobody can resume; when its client leaves, the
+    handler's work is ended instead of finishing for no one."""
+    app = SERVER.streamable_http_app(stateless=True)
+    with running_server(app) as http:
+        async with httpx.AsyncClient(timeout=LIMIT) as client:
+            session = RawSession(client, http.url + "/mcp")
+            async with session.stream(call(1, "hold", key="abandoned")) as response:
+                assert response.headers["content-type"] == "text/event-stream"
+                await HOLDS.wait_started("abandoned")
+            await HOLDS.wait_cancelled("abandoned")
+            # The server goes on answering.
+            answer = await client.post(
+                session.url, content=call(2, "echo", text="still here"), headers=JSON_HEADERS
+            )
+            assert text_of(messages_of(answer)[-1]) == "still here"
+        assert http.run(lambda: app.wait_ended(LIMIT)) is None

@@ -180,6 +180,10 @@ class _Writer:
         try:
             with self._scope:
                 await _stream(app, session, exchange, receive, send, headers)
+                if session.id is None and not exchange.done.is_set():
+                    # Stateless: the client left and no one can resume the stream, so
+                    # the handler's answer could never be delivered; end its session.
+                    app.drop(session)
         except Exception:  # never let one response take the app's task group down
             logger.exception("writing an SSE answer failed")
         finally:
