@@ -60,11 +60,13 @@ class Headers:
         size: bytes in the whole header block.
     """
 
-    __slots__ = ("duplicated", "size", "values")
+    __slots__ = ("duplicated", "get", "size", "values")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         pairs = raw if isinstance(raw, list) else list(raw)
         self.values: dict[bytes, bytes] = dict(pairs)
+        #: A header's value, ``None`` if absent (the dict's own ``get``: no extra call).
+        self.get: Callable[[bytes], bytes | None] = self.values.get
         self.duplicated: set[bytes] = set()
         if len(self.values) != len(pairs):
             seen: set[bytes] = set()
@@ -73,9 +75,6 @@ class Headers:
                     self.duplicated.add(name)
                 seen.add(name)
         self.size = sum(map(len, chain.from_iterable(pairs))) + 4 * len(pairs)
-
-    def get(self, name: bytes) -> bytes | None:
-        return self.values.get(name)
 
     def text(self, name: bytes) -> str | None:
         value = self.values.get(name)
