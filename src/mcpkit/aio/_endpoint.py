@@ -256,7 +256,7 @@ class Endpoint(Outbound):
         if tasks:
             await asyncio.wait(tasks)
         for handler in inline:
-            await handler.done.wait()
+            await handler.wait()
 
     @property
     def closed(self) -> bool:
@@ -495,7 +495,7 @@ class Endpoint(Outbound):
             if uncancel is not None and uncancel() > 0:
                 raise
         finally:
-            handler.done.set()
+            handler.finish()
             _CURRENT.reset(token)
 
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:

@@ -16,7 +16,7 @@ import types
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
-from ._flag import Flag
+import anyio
 
 __all__ = ["InlineHandler", "run_eagerly"]
 
@@ -27,19 +27,33 @@ class InlineHandler:
     """A handler running in a transport's task: what the endpoint cancels and awaits in
     place of the handler's own task."""
 
-    __slots__ = ("done", "ours", "task")
+    __slots__ = ("_stopped", "done", "ours", "task")
 
     def __init__(self, task: asyncio.Task[Any]) -> None:
         self.task = task
         self.ours = False  # the endpoint (not the task's owner) cancelled it
-        self.done = Flag()
+        self.done = False
+        self._stopped: anyio.Event | None = None  # made only if someone waits
 
     def cancel(self) -> None:
         """Cancel the handler (a peer's ``notifications/cancelled``, or the end of the
         connection); the task itself carries on once the handler has stopped."""
-        if not self.done.is_set():
+        if not self.done:
             self.ours = True
             self.task.cancel()
+
+    def finish(self) -> None:
+        """The handler has stopped."""
+        self.done = True
+        if self._stopped is not None:
+            self._stopped.set()
+
+    async def wait(self) -> None:
+        """Wait until the handler has stopped."""
+        if not self.done:
+            if self._stopped is None:
+                self._stopped = anyio.Event()
+            await self._stopped.wait()
 
 
 @types.coroutine

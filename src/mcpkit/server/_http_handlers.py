@@ -99,7 +99,7 @@ async def handle_message(
             await respond(send, 202, headers=cors)
             return
         exchange.expect(count)
-        headers = _headers(app, session, cors, new_session)
+        headers = _headers(app, session, cors, new_session) if new_session else cors
         if not exchange.done.is_set():
             # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
