@@ -5,9 +5,12 @@ The endpoint is the only place where mcpkit's JSON-RPC engine meets concurrency:
 * one receive loop reads messages in order and never runs user code that can block it
   (except notification callbacks, which must be quick);
 * each inbound request runs in its own task inside a cancel scope, so
-  ``notifications/cancelled`` can stop it; a per-connection cap bounds how many run at once;
+  ``notifications/cancelled`` can stop it; a per-connection cap bounds how many run at once
+  (a transport that waits for the answer anyway may run it in its own task instead:
+  ``dispatch(..., inline=True)``, see ``_inline.py``);
 * each outbound request waits on an event; its timeout is a cancel scope whose deadline
-  progress notifications may push back, but never past the absolute maximum;
+  progress notifications may push back, but never past the absolute maximum
+  (``_outbound.py``);
 * closing fails every pending call promptly with :class:`ConnectionClosedError`.
 """
 
