@@ -92,7 +92,7 @@ async def test_answered_at_once_is_plain_json(http: RunningServer) -> None:
         response = await session.post(request(2, "ping"))
         assert response.headers["content-type"] == "application/json"
         assert response.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
-        # A tool that answers without waiting (its handler runs in a task of its own)
+        # A tool that answers without waiting (its handler runs in the POST's own task)
         # and sends nothing before its answer: JSON too, no stream to set up.
         response = await session.post(call(3, "progress"))
         assert response.headers["content-type"] == "application/json"

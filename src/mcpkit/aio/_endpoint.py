@@ -5,9 +5,12 @@ The endpoint is the only place where mcpkit's JSON-RPC engine meets concurrency:
 * one receive loop reads messages in order and never runs user code that can block it
   (except notification callbacks, which must be quick);
 * each inbound request runs in its own task inside a cancel scope, so
-  ``notifications/cancelled`` can stop it; a per-connection cap bounds how many run at once;
+  ``notifications/cancelled`` can stop it; a per-connection cap bounds how many run at once
+  (a transport that waits for the answer anyway may run it in its own task instead:
+  ``dispatch(..., inline=True)``, see ``_inline.py``);
 * each outbound request waits on an event; its timeout is a cancel scope whose deadline
-  progress notifications may push back, but never past the absolute maximum;
+  progress notifications may push back, but never past the absolute maximum
+  (``_outbound.py``);
 * closing fails every pending call promptly with :class:`ConnectionClosedError`.
 """
 
@@ -15,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections import deque
 from collections.abc import Callable, Coroutine
 from types import TracebackType
@@ -23,14 +25,13 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
-from msgspec import UNSET, Raw
+from msgspec import UNSET
 
 from ..exceptions import (
     ConnectionClosedError,
     LocalProtocolError,
     MessageNotDelivered,
     RemoteProtocolError,
-    RequestTimeoutError,
     RPCError,
 )
 from ..protocol import (
@@ -54,22 +55,22 @@ from ._calls import (
     PROCEED,
     InboundRequest,
     NotificationHandler,
-    ProgressCallback,
     RequestGate,
     RequestHandler,
-    _call_progress,
     _Waiter,
 )
 from ._channel import DeliveryFailed, MessageChannel
 from ._flag import Flag
+from ._inline import InlineHandler, run_eagerly
+from ._outbound import Outbound
 from ._route import _CURRENT, ReplyRoute
 
 __all__ = ["Endpoint"]
 
 logger = logging.getLogger("mcpkit.aio")
 
-#: Bound on sending a cancellation while the caller is already being cancelled.
-_CANCEL_SEND_TIMEOUT: Final = 1.0
+
+_FIND: Final[Any] = object()
 
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -80,7 +81,7 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-class Endpoint:
+class Endpoint(Outbound):
     """One side of a JSON-RPC connection, running over a channel.
 
     Use as an async context manager (entered and exited in the same task), or call
@@ -139,8 +140,9 @@ class Endpoint:
         self._soon: deque[tuple[bytes, ReplyRoute | None]] = deque()
         self._draining = False
         self._waiters: dict[RequestId, _Waiter] = {}
-        # A handler in flight: its cancel scope (trio) or its asyncio task (see _spawn).
-        self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None]] = {}
+        # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
+        # task it runs in (see dispatch's ``inline``).
+        self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler] = {}
         self._routes: dict[RequestId, ReplyRoute] = {}  # of native handlers with a route
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -173,13 +175,16 @@ class Endpoint:
                 await self._cancel_native_handlers()
                 await self._close_channel()
 
-    def attach(self, task_group: anyio.abc.TaskGroup) -> None:
+    def attach(
+        self, task_group: anyio.abc.TaskGroup, loop: asyncio.AbstractEventLoop | None = _FIND
+    ) -> None:
         """Serve without a receive loop or a task group of its own: handlers run in
         ``task_group`` (owned by the caller, e.g. an HTTP app shared by many sessions) and
         messages arrive through :meth:`dispatch`. End with :meth:`detach`. Must be called
-        from a task running on the event loop that will serve.
+        from a task running on the event loop that will serve; ``loop`` is that loop
+        (``None`` under trio), if the caller knows it (finding it is a system call).
         """
-        self._loop = _running_asyncio_loop()
+        self._loop = _running_asyncio_loop() if loop is _FIND else loop
         self._task_group = task_group
 
     async def detach(self) -> None:
@@ -203,6 +208,10 @@ class Endpoint:
             return False
         self._closed.set()
         self._task_group = None
+        # The callbacks are usually bound methods of the endpoint's owner, which holds the
+        # endpoint: let go of them, so the whole connection is freed at once by reference
+        # counting instead of waiting for the cyclic garbage collector.
+        self._on_request = self._on_notification = self._gate = self._on_drain = None
         return True
 
     async def run(self) -> None:
@@ -242,10 +251,15 @@ class Endpoint:
 
     async def _cancel_native_handlers(self) -> None:
         tasks = [h for h in self._handlers.values() if isinstance(h, asyncio.Task)]
+        inline = [h for h in self._handlers.values() if isinstance(h, InlineHandler)]
         for task in tasks:
             task.cancel()
+        for handler in inline:
+            handler.cancel()
         if tasks:
             await asyncio.wait(tasks)
+        for handler in inline:
+            await handler.wait()
 
     @property
     def closed(self) -> bool:
@@ -293,7 +307,14 @@ class Endpoint:
         finally:
             self._fail_pending()
 
-    async def dispatch(self, event: Event, route: ReplyRoute | None = None) -> int:
+    async def dispatch(
+        self,
+        event: Event,
+        route: ReplyRoute | None = None,
+        *,
+        inline: bool = False,
+        on_suspend: Callable[[], None] | None = None,
+    ) -> int:
         """Act on one event decoded by :attr:`connection` (the receive loop does this for
         every message from the channel; a transport that reads messages itself, such as
         Streamable HTTP, calls it directly).
@@ -303,11 +324,18 @@ class Endpoint:
         ``route.finish`` will be called because of this event (some calls may already have
         happened): 0 when nothing answers it (notifications, responses).
 
+        ``inline`` (asyncio, a single request): the handler runs in the calling task, and
+        this returns once it has answered; ``on_suspend`` is called the first time it has
+        to wait. It is still cancelled by the peer's ``notifications/cancelled`` and when
+        the connection ends (the calling task then carries on), and counts as in flight.
+
         Raises:
             ConnectionClosedError: a reply could not be sent because the connection ended.
         """
         if isinstance(event, RequestReceived):
-            await self._start_handler(event, route)
+            request = await self._start_handler(event, route, inline)
+            if request is not None:
+                await self._run_inline(request, on_suspend)
             return 1
         if isinstance(event, BatchReceived):
             requests = 0
@@ -352,25 +380,11 @@ class Endpoint:
                     # A task cancelled before its first step never runs its own cleanup.
                     handler.add_done_callback(lambda task: self._reap(rid, task))
 
-    def _settle(
-        self, rid: RequestId, *, result: Raw | None = None, error: BaseException | None = None
-    ) -> None:
-        waiter = self._waiters.get(rid)
-        if waiter is not None and not waiter.done:
-            waiter.finish(result, error)
-
-    def _on_progress(self, event: ProgressReceived) -> None:
-        waiter = self._waiters.get(event.request_id)
-        if waiter is None or waiter.done:
-            return
-        waiter.progress.append(event.params)
-        if waiter.scope is not None and waiter.timeout < math.inf:
-            # Progress shows the peer is alive: push the inactivity deadline back, but never
-            # past the absolute maximum (basic/lifecycle.mdx, "Timeouts").
-            waiter.scope.deadline = min(anyio.current_time() + waiter.timeout, waiter.hard_deadline)
-        waiter.changed.set()
-
-    async def _start_handler(self, event: RequestReceived, route: ReplyRoute | None) -> None:
+    async def _start_handler(
+        self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
+    ) -> InboundRequest | None:
+        """Answer at once (gate, no handler, busy) or start the handler; returns the
+        request when it is to run inline, in the calling task."""
         request = InboundRequest(
             event.request_id, event.method, event.params, event.progress_token, self, route
         )
@@ -379,10 +393,10 @@ class Endpoint:
                 outcome = self._gate(request)
             except RPCError as exc:
                 await self._reply_error(request, exc.to_error())
-                return
+                return None
             if outcome is not PROCEED:
                 await self._finish(route, self._encode_result(request, outcome))
-                return
+                return None
         if self._on_request is None:
             await self._reply_error(
                 request,
@@ -390,7 +404,7 @@ class Endpoint:
                     code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {event.method!r}"
                 ),
             )
-            return
+            return None
         if len(self._handlers) >= self._max_in_flight:
             await self._reply_error(
                 request,
@@ -400,7 +414,9 @@ class Endpoint:
                     data={"maxInFlight": self._max_in_flight},
                 ),
             )
-            return
+            return None
+        if inline and self._loop is not None:
+            return request
         if self._loop is not None:
             # On asyncio a plain task costs a fraction of an anyio task plus cancel scope,
             # and this is paid per request. It is still structured: tracked here, cancelled
@@ -408,11 +424,12 @@ class Endpoint:
             self._handlers[request.id] = self._loop.create_task(self._run_native(request))
             if route is not None:
                 self._routes[request.id] = route  # for _reap
-            return
+            return None
         assert self._task_group is not None
         scope = anyio.CancelScope()
         self._handlers[request.id] = scope
         self._task_group.start_soon(self._run_scoped, request, scope)
+        return None
 
     async def _answer(self, request: InboundRequest) -> bytes | None:
         """Run the handler and encode its outcome (result, RPC error or internal error)."""
@@ -463,6 +480,26 @@ class Endpoint:
             await self._deliver(request, data)
         finally:
             self._handler_done(request.id)
+
+    async def _run_inline(
+        self, request: InboundRequest, on_suspend: Callable[[], None] | None
+    ) -> None:
+        task = asyncio.current_task(self._loop)  # given the loop: no getpid (CPython 3.11)
+        assert task is not None
+        handler = self._handlers[request.id] = InlineHandler(task)
+        token = _CURRENT.set(request.route)
+        try:
+            await run_eagerly(self._run_native(request), on_suspend)
+        except asyncio.CancelledError:
+            if not handler.ours:
+                raise  # the calling task itself is being cancelled
+            # The connection ended and cancelled the handler: the task carries on.
+            uncancel = getattr(task, "uncancel", None)
+            if uncancel is not None and uncancel() > 0:
+                raise
+        finally:
+            handler.finish()
+            _CURRENT.reset(token)
 
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
         try:
@@ -582,85 +619,3 @@ class Endpoint:
             raise ConnectionClosedError("the connection closed")
         data = self.connection.send_notification(method, params)
         await self._send(data, _CURRENT.get() if related else None)
-
-    async def request(
-        self,
-        method: str,
-        params: Any = UNSET,
-        *,
-        timeout: float | None = None,
-        max_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        on_sent: Callable[[RequestId], None] | None = None,
-    ) -> Raw:
-        """Send a request and wait for its result (the raw JSON object).
-
-        Args:
-            method: the method name.
-            params: a struct, a dict, or UNSET for none.
-            timeout: seconds without an answer before giving up; each progress notification
-                starts the wait anew. ``None`` waits without this bound.
-            max_timeout: absolute bound in seconds, however much progress arrives.
-            on_progress: called with every progress notification, in order, from this task;
-                registered before the request is sent.
-            on_sent: called with the request's id before it is sent (to route messages
-                that name it, e.g. a listen stream's notifications).
-
-        Raises:
-            RPCError: the peer answered with an error.
-            RequestTimeoutError: no answer in time; the request was cancelled on the wire.
-            RemoteProtocolError: the answer broke the protocol.
-            ConnectionClosedError: the connection ended first.
-            LocalProtocolError: ``params`` cannot be encoded.
-        """
-        if self.closed:
-            raise ConnectionClosedError("the connection closed")
-        rid, data = self.connection.send_request(method, params, progress=on_progress is not None)
-        if on_sent is not None:
-            on_sent(rid)
-        waiter = _Waiter()
-        self._waiters[rid] = waiter
-        now = anyio.current_time()
-        waiter.timeout = math.inf if timeout is None else timeout
-        waiter.hard_deadline = math.inf if max_timeout is None else now + max_timeout
-        sent = False
-        try:
-            await self.send_raw(data)
-            sent = True
-            with anyio.CancelScope(
-                deadline=min(now + waiter.timeout, waiter.hard_deadline)
-            ) as scope:
-                waiter.scope = scope
-                while True:
-                    await waiter.changed.wait()
-                    waiter.changed = anyio.Event()
-                    while waiter.progress:
-                        await _call_progress(on_progress, waiter.progress.popleft())
-                    if waiter.done:
-                        break
-            if scope.cancelled_caught and not waiter.done:
-                await self._send_cancel(rid, "timed out")
-                raise RequestTimeoutError(f"{method} got no response in time")
-        except BaseException as exc:
-            if not sent and isinstance(exc, MessageNotDelivered):
-                self.connection.forget(rid)  # never reached the peer: nothing to cancel
-            elif not waiter.done:
-                with anyio.CancelScope(shield=True):
-                    await self._send_cancel(rid, "cancelled by the caller")
-            raise
-        finally:
-            self._waiters.pop(rid, None)
-        if waiter.error is not None:
-            raise waiter.error
-        assert waiter.result is not None
-        return waiter.result
-
-    async def _send_cancel(self, rid: RequestId, reason: str) -> None:
-        data = self.connection.cancel(rid, reason)
-        if data is None or self.closed:
-            return
-        with anyio.move_on_after(_CANCEL_SEND_TIMEOUT):
-            try:
-                await self.send_raw(data)
-            except (ConnectionClosedError, MessageNotDelivered):
-                pass

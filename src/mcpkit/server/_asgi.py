@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from itertools import chain
 from typing import Any, Final
 
 import anyio
 
-from ..protocol import TransportSecurity, encode_comment, encode_error
+from ..protocol import TransportSecurity, encode_comment, encode_error, media_type
 from ..types import ErrorCode
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Sink",
     "check_security",
     "cors_headers",
+    "is_json",
     "read_body",
     "read_headers",
     "respond",
@@ -58,25 +60,41 @@ class Headers:
         size: bytes in the whole header block.
     """
 
-    __slots__ = ("duplicated", "size", "values")
+    __slots__ = ("duplicated", "get", "size", "values")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        self.values: dict[bytes, bytes] = {}
+        pairs = raw if isinstance(raw, list) else list(raw)
+        self.values: dict[bytes, bytes] = dict(pairs)
+        #: A header's value, ``None`` if absent (the dict's own ``get``: no extra call).
+        self.get: Callable[[bytes], bytes | None] = self.values.get
         self.duplicated: set[bytes] = set()
-        size = 0
-        for name, value in raw:
-            size += len(name) + len(value) + 4
-            if name in self.values:
-                self.duplicated.add(name)
-            self.values[name] = value
-        self.size = size
-
-    def get(self, name: bytes) -> bytes | None:
-        return self.values.get(name)
+        if len(self.values) != len(pairs):
+            seen: set[bytes] = set()
+            for name, _ in pairs:
+                if name in seen:
+                    self.duplicated.add(name)
+                seen.add(name)
+        self.size = sum(map(len, chain.from_iterable(pairs))) + 4 * len(pairs)
 
     def text(self, name: bytes) -> str | None:
         value = self.values.get(name)
         return None if value is None else value.decode("latin-1")
+
+
+#: ``Content-Type`` verdicts by raw value: a server sees a handful of distinct values.
+_JSON_VERDICTS: dict[bytes | None, bool] = {}
+_MEMO_LIMIT: Final = 64
+
+
+def is_json(content_type: bytes | None) -> bool:
+    """Whether a ``Content-Type`` value is ``application/json`` (parameters aside)."""
+    verdict = _JSON_VERDICTS.get(content_type)
+    if verdict is None:
+        verdict = media_type(content_type) == "application/json"
+        if len(_JSON_VERDICTS) >= _MEMO_LIMIT:
+            _JSON_VERDICTS.clear()  # bounded: many distinct values just stop benefiting
+        _JSON_VERDICTS[content_type] = verdict
+    return verdict
 
 
 def read_headers(scope: Scope) -> Headers:
@@ -101,10 +119,11 @@ async def respond(
     headers: Iterable[tuple[bytes, bytes]] = (),
 ) -> None:
     """Send a complete response."""
-    head = [(b"content-length", str(len(body)).encode())]
+    head = [(b"content-length", b"%d" % len(body))]
     if content_type is not None and body:
         head.append((b"content-type", content_type))
-    head.extend(headers)
+    if headers:
+        head.extend(headers)
     await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.lowlevel
 
+from ..aio import Flag
 from ..protocol import Event, HandshakeState, MessageRejected, encode_event
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
@@ -17,6 +19,8 @@ if TYPE_CHECKING:
     from ._streamable import StreamableHTTPApp
 
 __all__ = ["handle_get", "handle_message"]
+
+logger = logging.getLogger("mcpkit.server.http")
 
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
@@ -69,24 +73,35 @@ async def handle_message(
         return
     exchange = Exchange(session, sse=not app.json_response)
     session.exchanges.add(exchange)
+    writer: _Writer | None = None
+
+    def on_suspend() -> None:
+        # The handler has to wait: in SSE mode its answer becomes a stream, opened now
+        # (priming event first) and written by a task of its own while this one goes on
+        # running the handler.
+        nonlocal writer
+        exchange.expect(1)
+        headers = _headers(app, session, cors, new_session)
+        writer = _Writer(app, session, exchange, receive, send, headers)
+
     try:
-        count = await endpoint.dispatch(event, exchange)
+        # A single request's handler runs in this task: an instant one has answered when
+        # dispatch returns, and a JSON body (which the client accepts as much as SSE)
+        # costs a fraction of a stream with its priming event, store appends and watcher
+        # (basic/transports.mdx: the server chooses).
+        count = await endpoint.dispatch(
+            event, exchange, inline=True, on_suspend=None if app.json_response else on_suspend
+        )
+        if writer is not None:
+            await writer.finished()
+            return
         if count == 0:
             await respond(send, 202, headers=cors)
             return
         exchange.expect(count)
-        headers = cors
-        if new_session:
-            if session.server_session.handshake.state is HandshakeState.AWAITING_INITIALIZE:
-                app.drop(session)  # initialize failed: no session was established
-            else:
-                assert session.id is not None
-                headers = [*cors, (b"mcp-session-id", session.id.encode("ascii"))]
+        headers = _headers(app, session, cors, new_session) if new_session else cors
         if not exchange.done.is_set():
-            # Let the handler task just started run its first step: a tool that answers
-            # without waiting on anything is then complete, and a JSON body (which the
-            # client accepts as much as SSE) costs a fraction of a stream with its priming
-            # event, store appends and watcher (basic/transports.mdx: the server chooses).
+            # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
         if exchange.done.is_set() and not exchange.early and not exchange.closing:
             await _respond_json(send, exchange.responses, headers)
@@ -95,18 +110,91 @@ async def handle_message(
             await exchange.done.wait()
             await _respond_json(send, exchange.responses, headers)
             return
-        stream = session.new_stream()
-        sink = Sink(app.max_stream_buffer)
-        await exchange.start_stream(stream, sink, prime=session.primes)
-        await send(
-            {"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *headers]}
-        )
-        delivered = await pump(
-            sink, send, receive, keepalive=app.keepalive, on_gone=lambda: stream.detach(sink)
-        )
-        await session.stream_done(stream, delivered=delivered)
+        await _stream(app, session, exchange, receive, send, headers)
     finally:
+        if writer is not None:
+            writer.cancel()
         session.exchanges.discard(exchange)
+
+
+def _headers(
+    app: StreamableHTTPApp, session: HttpSession, cors: list[Any], new_session: bool
+) -> list[Any]:
+    """The headers of the answer; for an ``initialize`` POST, with the new session's id."""
+    if not new_session:
+        return cors
+    assert session.id is not None
+    if session.server_session.handshake.state is HandshakeState.AWAITING_INITIALIZE:
+        app.drop(session)  # initialize failed: no session was established
+        return cors
+    return [*cors, (b"mcp-session-id", session.id.encode("ascii"))]
+
+
+async def _stream(
+    app: StreamableHTTPApp,
+    session: HttpSession,
+    exchange: Exchange,
+    receive: Receive,
+    send: Send,
+    headers: list[Any],
+) -> None:
+    """Answer with an SSE stream: what the exchange holds, then what follows."""
+    stream = session.new_stream()
+    sink = Sink(app.max_stream_buffer)
+    await exchange.start_stream(stream, sink, prime=session.primes)
+    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *headers]})
+    delivered = await pump(
+        sink, send, receive, keepalive=app.keepalive, on_gone=lambda: stream.detach(sink)
+    )
+    await session.stream_done(stream, delivered=delivered)
+
+
+class _Writer:
+    """The SSE answer of a POST whose handler runs in the POST's own task: written by a
+    task in the app's task group until the stream ends or the client goes."""
+
+    __slots__ = ("_done", "_scope")
+
+    def __init__(
+        self,
+        app: StreamableHTTPApp,
+        session: HttpSession,
+        exchange: Exchange,
+        receive: Receive,
+        send: Send,
+        headers: list[Any],
+    ) -> None:
+        self._done = Flag()
+        self._scope = anyio.CancelScope()
+        app._running().start_soon(self._run, app, session, exchange, receive, send, headers)
+
+    async def _run(
+        self,
+        app: StreamableHTTPApp,
+        session: HttpSession,
+        exchange: Exchange,
+        receive: Receive,
+        send: Send,
+        headers: list[Any],
+    ) -> None:
+        try:
+            with self._scope:
+                await _stream(app, session, exchange, receive, send, headers)
+                if session.id is None and not exchange.done.is_set():
+                    # Stateless: the client left and no one can resume the stream, so
+                    # the handler's answer could never be delivered; end its session.
+                    app.drop(session)
+        except Exception:  # never let one response take the app's task group down
+            logger.exception("writing an SSE answer failed")
+        finally:
+            self._done.set()
+
+    async def finished(self) -> None:
+        await self._done.wait()
+
+    def cancel(self) -> None:
+        if not self._done.is_set():
+            self._scope.cancel()
 
 
 async def handle_get(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -49,6 +50,40 @@ class _StandaloneChannel:
         pass
 
 
+class _NoStreamChannel:
+    """A stateless session's channel: there is no GET stream, so a message unrelated to any
+    request cannot be sent. One object shared by all such sessions: it refers to none of
+    them, so a stateless POST's session is freed by reference counting at its end."""
+
+    __slots__ = ()
+
+    async def send(self, message: bytes) -> None:
+        not_delivered(message)
+
+    async def receive(self) -> bytes | FrameTooLarge:
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        pass
+
+
+_NO_STREAM: Final = _NoStreamChannel()
+
+
+def not_delivered(message: bytes) -> None:
+    """A message for the GET stream, which the client does not have open.
+
+    Raises:
+        MessageNotDelivered: a request, which the client could never answer.
+    """
+    if is_request(message):
+        raise MessageNotDelivered(
+            "the client has no open GET stream, so a request from the server cannot "
+            "reach it (open one with GET, or answer on a POST's SSE stream)"
+        )
+    logger.debug("notification not sent: the client has no open GET stream")
+
+
 class HttpSession:
     """A client's session on a Streamable HTTP endpoint.
 
@@ -56,7 +91,8 @@ class HttpSession:
         id: the ``Mcp-Session-Id`` (``None`` in stateless mode).
         key: the session's key in the event store.
         server_session: the MCP session (handshake, handlers, per-session state).
-        last_active: when a request last touched the session (``anyio.current_time``).
+        last_active: when a request last touched the session (``time.monotonic``: cheaper
+            per request than the event loop's clock, and the same as asyncio's).
     """
 
     def __init__(
@@ -71,11 +107,12 @@ class HttpSession:
         self.key = session_id or ""
         self.store = store
         self.retry_ms = retry_ms
-        self.server_session = ServerSession(server, _StandaloneChannel(self), autoreceive=False)
+        channel = _StandaloneChannel(self) if session_id is not None else _NO_STREAM
+        self.server_session = ServerSession(server, channel, autoreceive=False)
         self._standalone: SseStream | None = None  # made on first use (stateless: never)
         self.streams: OrderedDict[str, SseStream] = OrderedDict()
         self.exchanges: set[Exchange] = set()
-        self.last_active = anyio.current_time()
+        self.last_active = time.monotonic()
         self.connections = 0  # open HTTP requests and streams of this session
         self.closed = False
         self._next_stream = 1
@@ -103,7 +140,7 @@ class HttpSession:
         return self.store is not None and version is not None and version >= V2025_11_25
 
     def touch(self) -> None:
-        self.last_active = anyio.current_time()
+        self.last_active = time.monotonic()
 
     def idle_for(self, now: float) -> float:
         """Seconds without any open request or stream (0 while one is open)."""
@@ -111,13 +148,17 @@ class HttpSession:
 
     # -- lifetime -------------------------------------------------------------------------
 
-    def start(self, task_group: anyio.abc.TaskGroup) -> None:
+    def start(self, task_group: anyio.abc.TaskGroup, loop: Any = None) -> None:
         """Start serving; handlers run in ``task_group`` (the app's, shared by all its
-        sessions: an idle session costs no task of its own)."""
+        sessions: an idle session costs no task of its own). ``loop``: the asyncio loop
+        serving, when known (see :meth:`Endpoint.attach`)."""
         self._task_group = task_group
         self.server_session.loop_thread = threading.get_ident()
         self.server_session.server.sessions.add(self.server_session)
-        self.endpoint.attach(task_group)
+        if loop is None:
+            self.endpoint.attach(task_group)
+        else:
+            self.endpoint.attach(task_group, loop)
 
     def close(self) -> None:
         """End the session: its handlers are cancelled, its streams end, its waiting
@@ -162,13 +203,16 @@ class HttpSession:
             self.on_end(self)
 
     def _release(self) -> None:
-        for exchange in list(self.exchanges):
-            exchange.abort()
-        self.exchanges.clear()
-        standalone = [] if self._standalone is None else [self._standalone]
-        for stream in [*standalone, *self.streams.values()]:
-            stream.end()
-        self.streams.clear()
+        if self.exchanges:
+            for exchange in list(self.exchanges):
+                exchange.abort()
+            self.exchanges.clear()
+        if self._standalone is not None:
+            self._standalone.end()
+        if self.streams:
+            for stream in self.streams.values():
+                stream.end()
+            self.streams.clear()
 
     # -- streams --------------------------------------------------------------------------
 
@@ -212,14 +256,8 @@ class HttpSession:
             MessageNotDelivered: a request, and the client has no GET stream open (nor one
                 it can resume), so it could never answer.
         """
-        if await self.standalone.emit(message):
-            return
-        if is_request(message):
-            raise MessageNotDelivered(
-                "the client has no open GET stream, so a request from the server cannot "
-                "reach it (open one with GET, or answer on a POST's SSE stream)"
-            )
-        logger.debug("notification not sent: the client has no open GET stream")
+        if self.id is None or not await self.standalone.emit(message):
+            not_delivered(message)  # stateless: there is never a GET stream
 
 
 def session_deadline(idle_timeout: float | None) -> float:

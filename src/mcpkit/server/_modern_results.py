@@ -79,13 +79,22 @@ def finish_handshake(result: Any) -> Any:
     result with caching hints for both eras; older revisions do not have them)."""
     if not isinstance(result, msgspec.Struct):
         return result
-    fields = result.__struct_fields__
-    changes = {
-        name: UNSET
-        for name in _MODERN_ONLY
-        if name in fields and _member(result, name) is not UNSET
-    }
-    return msgspec.structs.replace(result, **changes) if changes else result
+    kind = type(result)
+    names = _MODERN_FIELDS.get(kind)
+    if names is None:
+        fields = kind.__struct_fields__
+        names = _MODERN_FIELDS[kind] = tuple(n for n in _MODERN_ONLY if n in fields)
+    changes: dict[str, Any] | None = None
+    for name in names:
+        if getattr(result, name) is not UNSET:
+            if changes is None:
+                changes = {}
+            changes[name] = UNSET
+    return result if changes is None else msgspec.structs.replace(result, **changes)
+
+
+#: Per result type, the members of ``_MODERN_ONLY`` it has (a handful of types).
+_MODERN_FIELDS: dict[type[msgspec.Struct], tuple[str, ...]] = {}
 
 
 def _member(struct: msgspec.Struct, name: str) -> Any:

@@ -85,8 +85,7 @@ class ServerSession:
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
         self.log_level: LoggingLevel = server.default_log_level
-        #: Handshake-era ``resources/subscribe`` subscriptions, fed by the server's bus.
-        self.resource_updates = ResourceUpdates(self)
+        self._resource_updates: ResourceUpdates | None = None  # made on first use
         #: The open ``subscriptions/listen`` streams of this connection.
         self.listens: set[Subscription] = set()
         #: The thread running this session's event loop.
@@ -103,9 +102,17 @@ class ServerSession:
         )
 
     @property
+    def resource_updates(self) -> ResourceUpdates:
+        """Handshake-era ``resources/subscribe`` subscriptions, fed by the server's bus."""
+        if self._resource_updates is None:
+            self._resource_updates = ResourceUpdates(self)
+        return self._resource_updates
+
+    @property
     def subscriptions(self) -> frozenset[str]:
         """Resource URIs this client subscribed to (``resources/subscribe``)."""
-        return frozenset(self.resource_updates.uris)
+        updates = self._resource_updates
+        return frozenset() if updates is None else frozenset(updates.uris)
 
     def start_soon(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> bool:
         """Run ``fn(*args)`` in the background while the connection is served (see
@@ -121,7 +128,8 @@ class ServerSession:
     def release(self) -> None:
         """The connection ended: drop its resource subscriptions (idempotent; its listen
         streams end with their handlers, which the end of the connection cancels)."""
-        self.resource_updates.close()
+        if self._resource_updates is not None:
+            self._resource_updates.close()
 
     @property
     def protocol_version(self) -> str | None:

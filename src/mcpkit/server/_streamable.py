@@ -10,8 +10,10 @@ limit, a session cap and an idle timeout.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -26,7 +28,6 @@ from ..protocol import (
     RequestReceived,
     TransportSecurity,
     accepts,
-    media_type,
 )
 from ..types import HANDSHAKE_VERSIONS, V2025_03_26
 from ._asgi import (
@@ -37,6 +38,7 @@ from ._asgi import (
     Send,
     check_security,
     cors_headers,
+    is_json,
     read_body,
     respond,
     respond_error,
@@ -131,6 +133,8 @@ class StreamableHTTPApp(SessionRoutes):
         self.sessions: dict[str, HttpSession] = {}
         self._ending: set[HttpSession] = set()  # closed, work still stopping
         self._tg: anyio.abc.TaskGroup | None = None
+        #: The asyncio loop running the app (set with _tg; None under trio).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._starting: anyio.Event | None = None
 
     # -- running ----------------------------------------------------------------------
@@ -143,6 +147,10 @@ class StreamableHTTPApp(SessionRoutes):
         first request."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # trio
+                self._loop = None
             tg.start_soon(self._sweep_forever)
             try:
                 yield
@@ -201,7 +209,7 @@ class StreamableHTTPApp(SessionRoutes):
         timeout = self.session_idle_timeout
         if timeout is None:
             return 0
-        now = anyio.current_time()
+        now = time.monotonic()  # the sessions' clock (HttpSession.last_active)
         idle = [s for s in self.sessions.values() if s.idle_for(now) > timeout]
         for session in idle:
             logger.info("session %s expired after %g s idle", session.id, timeout)
@@ -280,7 +288,7 @@ class StreamableHTTPApp(SessionRoutes):
             await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
 
     async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
-        if media_type(headers.get(b"content-type")) != "application/json":
+        if not is_json(headers.get(b"content-type")):
             await respond_error(
                 send,
                 415,
@@ -370,7 +378,7 @@ class StreamableHTTPApp(SessionRoutes):
     async def _post_stateless(
         self, body: bytes, receive: Receive, send: Send, headers: Headers, cors: list[Any]
     ) -> None:
-        tg = await self._ensure_runner()
+        tg = self._tg or await self._ensure_runner()
         session = HttpSession(self.server, None, store=None, retry_ms=None)
         version = headers.text(b"mcp-protocol-version") or V2025_03_26
         connection = session.endpoint.connection
@@ -380,7 +388,7 @@ class StreamableHTTPApp(SessionRoutes):
         # carries the version and capabilities): that one goes through the handshake.
         if not (isinstance(event, RequestReceived) and event.method == "initialize"):
             session.server_session.assume_initialized(version)
-        session.start(tg)
+        session.start(tg, self._loop)
         try:
             await handle_message(self, session, body, receive, send, cors, event=event)
         finally:

@@ -1,0 +1,96 @@
+"""Running a request's handler in the task that received the request (asyncio only).
+
+A plain asyncio task per request costs a task, two loop callbacks and a wake-up of the
+waiting transport, which is a large share of an instant handler's whole answer over HTTP.
+A transport that waits for the answer anyway (Streamable HTTP) can run the handler in its
+own task instead: :func:`run_eagerly` runs the coroutine's first step at once, tells the
+caller when it first has to wait (so it can open a stream for what follows), then goes
+on awaiting it in the same task. The handler sees one task from start to end, as anyio's
+cancel scopes and locks require.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any, TypeVar
+
+import anyio
+
+__all__ = ["InlineHandler", "run_eagerly"]
+
+T = TypeVar("T")
+
+
+class InlineHandler:
+    """A handler running in a transport's task: what the endpoint cancels and awaits in
+    place of the handler's own task."""
+
+    __slots__ = ("_stopped", "done", "ours", "task")
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+        self.ours = False  # the endpoint (not the task's owner) cancelled it
+        self.done = False
+        self._stopped: anyio.Event | None = None  # made only if someone waits
+
+    def cancel(self) -> None:
+        """Cancel the handler (a peer's ``notifications/cancelled``, or the end of the
+        connection); the task itself carries on once the handler has stopped."""
+        if not self.done:
+            self.ours = True
+            self.task.cancel()
+
+    def finish(self) -> None:
+        """The handler has stopped."""
+        self.done = True
+        if self._stopped is not None:
+            self._stopped.set()
+
+    async def wait(self) -> None:
+        """Wait until the handler has stopped."""
+        if not self.done:
+            if self._stopped is None:
+                self._stopped = anyio.Event()
+            await self._stopped.wait()
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]:
+    """Go on awaiting ``coro``, suspended at ``pending``, in the calling task: what
+    ``await coro`` would have done from there on."""
+    while True:
+        try:
+            value = yield pending
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # cancellation included: it goes to the handler
+            try:
+                pending = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+        else:
+            try:
+                pending = coro.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+
+async def run_eagerly(
+    coro: Coroutine[Any, Any, T], on_suspend: Callable[[], None] | None = None
+) -> T:
+    """Await ``coro`` in the calling task; call ``on_suspend`` once, the first time it
+    has to wait (never if it completes without waiting)."""
+    try:
+        pending = coro.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    if on_suspend is not None:
+        try:
+            on_suspend()
+        except BaseException:
+            coro.close()
+            raise
+    return await _resume(coro, pending)
