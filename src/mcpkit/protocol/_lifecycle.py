@@ -31,6 +31,10 @@ class HandshakeState(enum.Enum):
     #: The client confirmed with ``notifications/initialized``.
     READY = "ready"
 
+    # Members are singletons: identity hashing (in C) instead of Enum's Python-level
+    # hash of the name, which the rule lookup below paid twice per request.
+    __hash__ = object.__hash__
+
 
 _S = HandshakeState
 
@@ -52,6 +56,7 @@ _REQUEST_RULES: Final[dict[tuple[HandshakeState, str], ErrorObject | None]] = {
     (_S.READY, "initialize"): _ALREADY_INITIALIZED,
     (_S.READY, "*"): None,
 }
+_ANY: Final = ErrorObject(code=0, message="no rule for this method")  # a sentinel
 # (state, notification) -> next state; notifications absent from the table leave the state
 # unchanged and are delivered (cancelled, progress, roots/list_changed, ...), except that
 # nothing but cancellation is delivered before initialize.
@@ -70,10 +75,8 @@ class ServerHandshake:
     def check_request(self, method: str) -> ErrorObject | None:
         """Return the error to answer a request with in the current state, or ``None`` if
         the request may be served."""
-        key = (self.state, method)
-        if key in _REQUEST_RULES:
-            return _REQUEST_RULES[key]
-        return _REQUEST_RULES[(self.state, "*")]
+        rule = _REQUEST_RULES.get((self.state, method), _ANY)
+        return _REQUEST_RULES[(self.state, "*")] if rule is _ANY else rule
 
     def initialize_succeeded(self, protocol_version: str) -> None:
         """Record that ``initialize`` was answered with ``protocol_version``."""
