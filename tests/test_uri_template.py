@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.exceptions import LocalProtocolError
-from mcpkit.protocol._uri_template import _EPS, _LIT, UriTemplate, _normalise, _run, is_template
+from mcpkit.protocol._uri_template import UriTemplate, is_template
+from mcpkit.protocol._uri_template_match import _EPS, _LIT, _normalise, _run
 
 Values = Mapping[str, str | Sequence[str] | Mapping[str, str] | None]
 

@@ -7,7 +7,8 @@ The endpoint is the only place where mcpkit's JSON-RPC engine meets concurrency:
 * each inbound request runs in its own task inside a cancel scope, so
   ``notifications/cancelled`` can stop it; a per-connection cap bounds how many run at once
   (a transport that waits for the answer anyway may run it in its own task instead:
-  ``dispatch(..., inline=True)``, see ``_inline.py``);
+  ``dispatch(..., inline=True)``, see ``_inline.py``); receiving, dispatching and running
+  handlers live in ``_inbound.py``;
 * each outbound request waits on an event; its timeout is a cancel scope whose deadline
   progress notifications may push back, but never past the absolute maximum
   (``_outbound.py``);
@@ -27,41 +28,14 @@ import anyio
 import anyio.abc
 from msgspec import UNSET
 
-from ..exceptions import (
-    ConnectionClosedError,
-    LocalProtocolError,
-    MessageNotDelivered,
-    RemoteProtocolError,
-    RPCError,
-)
-from ..protocol import (
-    DEFAULT_LIMITS,
-    BatchReceived,
-    CancelReceived,
-    Connection,
-    ErrorReceived,
-    Event,
-    FrameTooLarge,
-    Limits,
-    MessageRejected,
-    NotificationReceived,
-    ProgressReceived,
-    RequestReceived,
-    ResponseInvalid,
-    ResponseReceived,
-)
-from ..types import ErrorCode, ErrorObject, RequestId
-from ._calls import (
-    PROCEED,
-    InboundRequest,
-    NotificationHandler,
-    RequestGate,
-    RequestHandler,
-    _Waiter,
-)
-from ._channel import DeliveryFailed, MessageChannel
+from ..exceptions import ConnectionClosedError, MessageNotDelivered
+from ..protocol import DEFAULT_LIMITS, Connection, Limits
+from ..types import RequestId
+from ._calls import NotificationHandler, RequestGate, RequestHandler, _Waiter
+from ._channel import MessageChannel
 from ._flag import Flag
-from ._inline import InlineHandler, run_eagerly
+from ._inbound import Inbound
+from ._inline import InlineHandler
 from ._outbound import Outbound
 from ._route import _CURRENT, ReplyRoute
 
@@ -81,7 +55,7 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-class Endpoint(Outbound):
+class Endpoint(Inbound, Outbound):
     """One side of a JSON-RPC connection, running over a channel.
 
     Use as an async context manager (entered and exited in the same task), or call
@@ -283,244 +257,7 @@ class Endpoint(Outbound):
                 self.connection.forget(rid)
                 waiter.finish(error=ConnectionClosedError("the connection closed"))
 
-    # -- receiving ----------------------------------------------------------------------
-
-    async def _receive_loop(self) -> None:
-        try:
-            while True:
-                try:
-                    frame = await self.channel.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    break
-                if isinstance(frame, DeliveryFailed):
-                    self.connection.forget(frame.request_id)
-                    self._settle(frame.request_id, error=frame.error)
-                    continue
-                if isinstance(frame, FrameTooLarge):
-                    event = self.connection.receive_oversized(frame.limit)
-                else:
-                    event = self.connection.receive_message(frame)
-                try:
-                    await self.dispatch(event)
-                except ConnectionClosedError:
-                    break  # our side broke (the peer stopped reading)
-        finally:
-            self._fail_pending()
-
-    async def dispatch(
-        self,
-        event: Event,
-        route: ReplyRoute | None = None,
-        *,
-        inline: bool = False,
-        on_suspend: Callable[[], None] | None = None,
-    ) -> int:
-        """Act on one event decoded by :attr:`connection` (the receive loop does this for
-        every message from the channel; a transport that reads messages itself, such as
-        Streamable HTTP, calls it directly).
-
-        Everything the event's requests produce goes through ``route`` when one is given
-        (see :class:`ReplyRoute`), otherwise over the channel. Returns how many times
-        ``route.finish`` will be called because of this event (some calls may already have
-        happened): 0 when nothing answers it (notifications, responses).
-
-        ``inline`` (asyncio, a single request): the handler runs in the calling task, and
-        this returns once it has answered; ``on_suspend`` is called the first time it has
-        to wait. It is still cancelled by the peer's ``notifications/cancelled`` and when
-        the connection ends (the calling task then carries on), and counts as in flight.
-
-        Raises:
-            ConnectionClosedError: a reply could not be sent because the connection ended.
-        """
-        if isinstance(event, RequestReceived):
-            request = await self._start_handler(event, route, inline)
-            if request is not None:
-                await self._run_inline(request, on_suspend)
-            return 1
-        if isinstance(event, BatchReceived):
-            requests = 0
-            for inner in event.events:
-                requests += await self.dispatch(inner, route)
-            if event.reply is not None:
-                await self._finish(route, event.reply)
-                return requests + 1
-            return requests
-        if isinstance(event, MessageRejected):
-            log = logger.debug if event.level == "debug" else logger.warning
-            log("%s", event.reason)
-            if event.reply is not None:
-                await self._finish(route, event.reply)
-                return 1
-            return 0
-        self._dispatch_other(event)
-        if isinstance(event, NotificationReceived) and self._on_notification is not None:
-            try:
-                await self._on_notification(event.method, event.params)
-            except Exception:
-                logger.exception("notification handler for %r failed", event.method)
-        return 0
-
-    def _dispatch_other(self, event: Event) -> None:
-        if isinstance(event, ResponseReceived):
-            self._settle(event.request_id, result=event.result)
-        elif isinstance(event, ErrorReceived):
-            self._settle(event.request_id, error=RPCError.from_error(event.error))
-        elif isinstance(event, ResponseInvalid):
-            error = RemoteProtocolError(f"invalid response from peer: {event.reason}")
-            self._settle(event.request_id, error=error)
-        elif isinstance(event, ProgressReceived):
-            self._on_progress(event)
-        elif isinstance(event, CancelReceived):
-            rid = event.request_id
-            handler = self._handlers.get(rid)
-            if handler is not None:
-                logger.debug("peer cancelled request %r: %s", rid, event.reason)
-                handler.cancel()
-                if isinstance(handler, asyncio.Task):
-                    # A task cancelled before its first step never runs its own cleanup.
-                    handler.add_done_callback(lambda task: self._reap(rid, task))
-
-    async def _start_handler(
-        self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
-    ) -> InboundRequest | None:
-        """Answer at once (gate, no handler, busy) or start the handler; returns the
-        request when it is to run inline, in the calling task."""
-        request = InboundRequest(
-            event.request_id, event.method, event.params, event.progress_token, self, route
-        )
-        if self._gate is not None:
-            try:
-                outcome = self._gate(request)
-            except RPCError as exc:
-                await self._reply_error(request, exc.to_error())
-                return None
-            if outcome is not PROCEED:
-                await self._finish(route, self._encode_result(request, outcome))
-                return None
-        if self._on_request is None:
-            await self._reply_error(
-                request,
-                ErrorObject(
-                    code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {event.method!r}"
-                ),
-            )
-            return None
-        if len(self._handlers) >= self._max_in_flight:
-            await self._reply_error(
-                request,
-                ErrorObject(
-                    code=ErrorCode.SERVER_BUSY,
-                    message="Too many requests in flight; retry later",
-                    data={"maxInFlight": self._max_in_flight},
-                ),
-            )
-            return None
-        if inline and self._loop is not None:
-            return request
-        if self._loop is not None:
-            # On asyncio a plain task costs a fraction of an anyio task plus cancel scope,
-            # and this is paid per request. It is still structured: tracked here, cancelled
-            # by a peer's notifications/cancelled, and cancelled and awaited on close.
-            self._handlers[request.id] = self._loop.create_task(self._run_native(request))
-            if route is not None:
-                self._routes[request.id] = route  # for _reap
-            return None
-        assert self._task_group is not None
-        scope = anyio.CancelScope()
-        self._handlers[request.id] = scope
-        self._task_group.start_soon(self._run_scoped, request, scope)
-        return None
-
-    async def _answer(self, request: InboundRequest) -> bytes | None:
-        """Run the handler and encode its outcome (result, RPC error or internal error)."""
-        assert self._on_request is not None
-        rid = request.id
-        try:
-            try:
-                result = await self._on_request(request)
-            except RPCError as exc:
-                return self.connection.send_error(rid, exc.code, exc.message, exc.data)
-            except Exception:
-                logger.exception("handler for %r failed", request.method)
-                return self.connection.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
-            return self._encode_result(request, result)
-        except LocalProtocolError:
-            # Exactly one response per request: a second answer is logged, never sent.
-            logger.exception("request %r was already answered", request.id)
-            return None
-
-    async def _run_scoped(self, request: InboundRequest, scope: anyio.CancelScope) -> None:
-        data: bytes | None = None
-        _CURRENT.set(request.route)  # this task's own context: messages follow the request
-        try:
-            with scope:
-                data = await self._answer(request)
-            if scope.cancelled_caught:
-                # Cancelled by the peer: no response is sent (basic/utilities/cancellation),
-                # though a batch it belonged to may now be complete.
-                data = self.connection.discard(request.id)
-            await self._deliver(request, data)
-        finally:
-            self._handler_done(request.id)
-
-    async def _run_native(self, request: InboundRequest) -> None:
-        data: bytes | None = None
-        _CURRENT.set(request.route)  # this task's own context: messages follow the request
-        try:
-            try:
-                data = await self._answer(request)
-            except asyncio.CancelledError:
-                if self.connection.is_in_flight(request.id):
-                    raise  # not the peer's cancellation: the endpoint is shutting down
-                # Cancelled by the peer (its entry is marked): no response is sent.
-                uncancel = getattr(asyncio.current_task(), "uncancel", None)
-                if uncancel is not None:  # Python 3.11+: keep the cancel count honest
-                    uncancel()
-                data = self.connection.discard(request.id)
-            await self._deliver(request, data)
-        finally:
-            self._handler_done(request.id)
-
-    async def _run_inline(
-        self, request: InboundRequest, on_suspend: Callable[[], None] | None
-    ) -> None:
-        task = asyncio.current_task(self._loop)  # given the loop: no getpid (CPython 3.11)
-        assert task is not None
-        handler = self._handlers[request.id] = InlineHandler(task)
-        token = _CURRENT.set(request.route)
-        try:
-            await run_eagerly(self._run_native(request), on_suspend)
-        except asyncio.CancelledError:
-            if not handler.ours:
-                raise  # the calling task itself is being cancelled
-            # The connection ended and cancelled the handler: the task carries on.
-            uncancel = getattr(task, "uncancel", None)
-            if uncancel is not None and uncancel() > 0:
-                raise
-        finally:
-            handler.finish()
-            _CURRENT.reset(token)
-
-    async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
-        try:
-            await self._finish(request.route, data)
-        except ConnectionClosedError:
-            logger.debug("the answer to %r was not sent: the connection closed", request.method)
-
-    async def _finish(self, route: ReplyRoute | None, data: bytes | None) -> None:
-        """Deliver what answers one request: through its route, or over the channel."""
-        if route is not None:
-            await route.finish(data)
-        elif data is not None:
-            await self._send(data, None)
-
-    def _reap(self, rid: RequestId, task: asyncio.Task[None]) -> None:
-        if self._handlers.get(rid) is task:
-            data = self.connection.discard(rid)
-            route = self._routes.get(rid)
-            self._handler_done(rid)
-            if (data is not None or route is not None) and self._task_group is not None:
-                self._task_group.start_soon(self._finish_quietly, route, data)
+    # -- sending ------------------------------------------------------------------------
 
     def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
         """Send a notification in the background (best effort), from synchronous code
@@ -550,39 +287,6 @@ class Endpoint(Outbound):
             self._soon.clear()
         finally:
             self._draining = False
-
-    async def _finish_quietly(self, route: ReplyRoute | None, data: bytes | None) -> None:
-        try:
-            await self._finish(route, data)
-        except ConnectionClosedError:
-            pass
-
-    def _handler_done(self, rid: RequestId) -> None:
-        # Only now, after the answer went out, does the request stop counting as in flight
-        # (so a draining shutdown never cuts off a response being written).
-        self._handlers.pop(rid, None)
-        if self._routes:
-            self._routes.pop(rid, None)
-        if self._idle is not None and not self._handlers:
-            self._idle.set()
-
-    def _encode_result(self, request: InboundRequest, result: Any) -> bytes | None:
-        try:
-            return self.connection.send_result(request.id, result)
-        except LocalProtocolError as exc:
-            # Never emit invalid JSON: the request still gets exactly one (error) response.
-            logger.error("result of %r could not be sent: %s", request.method, exc)
-            return self.connection.send_error(
-                request.id,
-                ErrorCode.INTERNAL_ERROR,
-                "Internal error: the result could not be encoded",
-            )
-
-    async def _reply_error(self, request: InboundRequest, error: ErrorObject) -> None:
-        data = self.connection.send_error(request.id, error.code, error.message, error.data)
-        await self._finish(request.route, data)
-
-    # -- sending ------------------------------------------------------------------------
 
     async def send_raw(self, data: bytes) -> None:
         """Send encoded bytes: through the route of the request being handled in this task

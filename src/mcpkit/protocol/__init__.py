@@ -27,14 +27,8 @@ from ._events import (
 )
 from ._framing import FrameTooLarge, LineBuffer, encode_line
 from ._header_params import ParamHeader, annotation_problem, param_headers
-from ._http import (
-    SESSION_ID_MAX_LENGTH,
-    TransportSecurity,
-    accepts,
-    media_type,
-    new_session_id,
-    valid_session_id,
-)
+from ._http import SESSION_ID_MAX_LENGTH, TransportSecurity, new_session_id, valid_session_id
+from ._http_media import accepts, media_type
 from ._lifecycle import HandshakeState, ServerHandshake
 from ._limits import DEFAULT_LIMITS, Limits
 from ._mcp_headers import (

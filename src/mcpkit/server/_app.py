@@ -2,59 +2,35 @@
 Python functions, on top of :class:`LowLevelServer`.
 
 Everything a session emits passes through :mod:`._compat` for the negotiated revision, so
-one server definition serves every client from 2024-11-05 to 2025-11-25.
+one server definition serves every client from 2024-11-05 to 2025-11-25. This module holds
+registration and notifications; the MCP methods' handlers are in ``_app_handlers.py``.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from .._version import __version__
-from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError
+from ..exceptions import ConnectionClosedError, LocalProtocolError
 from ..protocol import ParamHeader
 from ..types import (
     Annotations,
-    CallToolRequestParams,
-    CallToolResult,
-    CompleteRequestParams,
-    CompleteResult,
     Completion,
     CompletionReference,
-    ErrorCode,
-    GetPromptRequestParams,
-    GetPromptResult,
     Icon,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsRequestParams,
-    ListToolsResult,
     Meta,
-    PaginatedRequestParams,
     PromptsCapability,
-    ReadResourceRequestParams,
-    ReadResourceResult,
     ResourcesCapability,
     ServerCapabilities,
-    SubscribeRequestParams,
     ToolAnnotations,
     ToolsCapability,
-    UnsubscribeRequestParams,
 )
-from ._compat import (
-    described_for,
-    prompt_for,
-    prompt_message_for,
-    tool_for,
-    tool_result_for,
-)
-from ._context import RequestContext
+from ._app_handlers import AppHandlers
 from ._files import DirectoryResources
 from ._listen import LIST_CHANGED, list_changed_message, resource_updated_message
 from ._logbridge import McpLogHandler, current_request
@@ -69,14 +45,11 @@ __all__ = ["CompletionHandler", "Server"]
 logger = logging.getLogger("mcpkit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
 #: ``(ref, argument, value, context_arguments) -> values`` (sync or async).
 CompletionHandler = Callable[
     [CompletionReference, str, str, dict[str, str]],
     Awaitable[Sequence[str] | Completion] | Sequence[str] | Completion,
 ]
-_MAX_COMPLETIONS: Final = 100  # server/utilities/completion.mdx: at most 100 values
-_RESOURCE_NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
 
 
 def _requesting_session() -> ServerSession | None:
@@ -85,7 +58,7 @@ def _requesting_session() -> ServerSession | None:
     return None if ctx is None else ctx.session
 
 
-class Server(LowLevelServer):
+class Server(AppHandlers, LowLevelServer):
     """An MCP server defined by decorated functions::
 
         server = Server("weather", "1.0.0")
@@ -388,120 +361,3 @@ class Server(LowLevelServer):
             except ConnectionClosedError:
                 logger.debug("a subscribed client left before its resource update")
         return told
-
-    # -- handlers -----------------------------------------------------------------------
-
-    def _listing(
-        self,
-        ctx: RequestContext,
-        items: Sequence[T],
-        cursor: str | UnsetType,
-        adapt: Callable[[str, T], T],
-    ) -> tuple[list[T], str | UnsetType]:
-        """One page of ``items`` as the session's revision sees them, and the next cursor."""
-        page, next_cursor = self.page(items, cursor)
-        version = ctx.protocol_version or ""
-        return [
-            adapt(version, item) for item in page
-        ], UNSET if next_cursor is None else next_cursor
-
-    async def _list_tools(
-        self, ctx: RequestContext, params: ListToolsRequestParams
-    ) -> ListToolsResult:
-        tools, cursor = self._listing(
-            ctx, self.tool_registry.definitions(), params.cursor, tool_for
-        )
-        return ListToolsResult(tools=tools, next_cursor=cursor)
-
-    async def _call_tool(
-        self, ctx: RequestContext, params: CallToolRequestParams
-    ) -> CallToolResult:
-        arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        result = await self.tool_registry.call(ctx, params.name, arguments)
-        return tool_result_for(ctx.protocol_version or "", result)
-
-    async def _list_resources(
-        self, ctx: RequestContext, params: PaginatedRequestParams
-    ) -> ListResourcesResult:
-        items = self.resource_registry.resources()
-        resources, cursor = self._listing(ctx, items, params.cursor, described_for)
-        return ListResourcesResult(resources=resources, next_cursor=cursor)
-
-    async def _list_templates(
-        self, ctx: RequestContext, params: PaginatedRequestParams
-    ) -> ListResourceTemplatesResult:
-        items = self.resource_registry.templates()
-        templates, cursor = self._listing(ctx, items, params.cursor, described_for)
-        return ListResourceTemplatesResult(resource_templates=templates, next_cursor=cursor)
-
-    async def _read_resource(
-        self, ctx: RequestContext, params: ReadResourceRequestParams
-    ) -> ReadResourceResult:
-        contents = await self.resource_registry.read(
-            ctx, params.uri, not_found_code=_RESOURCE_NOT_FOUND
-        )
-        if isinstance(contents, ReadResourceResult):
-            return contents  # the function's own result (its caching hints, _meta)
-        return ReadResourceResult(contents=contents)
-
-    async def _subscribe(
-        self, ctx: RequestContext, params: SubscribeRequestParams
-    ) -> dict[str, Any]:
-        if not self.resource_registry.knows(params.uri):
-            raise RPCError(_RESOURCE_NOT_FOUND, "Resource not found", {"uri": params.uri})
-        ctx.session.resource_updates.add(params.uri)
-        return {}
-
-    async def _unsubscribe(
-        self, ctx: RequestContext, params: UnsubscribeRequestParams
-    ) -> dict[str, Any]:
-        ctx.session.resource_updates.discard(params.uri)
-        return {}
-
-    async def _list_prompts(
-        self, ctx: RequestContext, params: PaginatedRequestParams
-    ) -> ListPromptsResult:
-        items = self.prompt_registry.definitions()
-        prompts, cursor = self._listing(ctx, items, params.cursor, prompt_for)
-        return ListPromptsResult(prompts=prompts, next_cursor=cursor)
-
-    async def _get_prompt(
-        self, ctx: RequestContext, params: GetPromptRequestParams
-    ) -> GetPromptResult:
-        arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        result = await self.prompt_registry.get(ctx, params.name, arguments)
-        version = ctx.protocol_version or ""
-        return GetPromptResult(
-            messages=[prompt_message_for(version, m) for m in result.messages],
-            description=result.description,
-            meta=result.meta,
-        )
-
-    async def _complete(self, ctx: RequestContext, params: CompleteRequestParams) -> CompleteResult:
-        handler = self._completion
-        if handler is None:
-            raise RPCError(ErrorCode.METHOD_NOT_FOUND, "This server does not offer completions")
-        context = (
-            params.context.arguments
-            if params.context is not UNSET and params.context.arguments is not UNSET
-            else {}
-        )
-        outcome = handler(params.ref, params.argument.name, params.argument.value, dict(context))
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
-        if isinstance(outcome, Completion):
-            values = list(outcome.values)
-            if len(values) > _MAX_COMPLETIONS:
-                outcome = Completion(
-                    values=values[:_MAX_COMPLETIONS], total=len(values), has_more=True
-                )
-            return CompleteResult(completion=outcome)
-        values = [str(v) for v in outcome]
-        more = len(values) > _MAX_COMPLETIONS
-        return CompleteResult(
-            completion=Completion(
-                values=values[:_MAX_COMPLETIONS],
-                total=len(values) if more else UNSET,
-                has_more=True if more else UNSET,
-            )
-        )

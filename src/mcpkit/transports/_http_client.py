@@ -8,13 +8,16 @@ closing sends ``DELETE`` with the session id. A request's POST runs in the backg
 ``send`` returns at once and the endpoint's timeout covers the whole exchange; when the
 transport knows that a request can no longer be answered it hands the endpoint a
 :class:`~mcpkit.aio.DeliveryFailed`, so the call fails promptly.
+
+This module holds the transport, the channel's lifecycle and what it sends; each request's
+exchange and the standalone GET stream are in ``_http_client_exchange.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Final
 
@@ -25,27 +28,19 @@ from ..aio import DeliveryFailed
 from ..exceptions import (
     LocalProtocolError,
     MessageNotDelivered,
-    RemoteProtocolError,
     SessionExpiredError,
     TransportError,
 )
-from ..protocol import SSEParser, media_type, valid_session_id
-from ..types import V2025_03_26, RequestId, Tool
+from ..types import RequestId, Tool
+from ._http_client_exchange import _JSON, _SESSION, _SSE, Exchanges, _Item
 from ._http_client_modern import modern_headers
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
     HTTPX_IMPORT_ERROR,
-    Outgoing,
-    Resumer,
     classify,
     describe_failure,
     describe_http_error,
-    error_answer_id,
-    is_response,
-    negotiated_version,
-    peek_incoming,
     read_body,
-    read_events,
 )
 
 if HTTPX_IMPORT_ERROR is None:
@@ -55,21 +50,13 @@ __all__ = ["StreamableHTTPChannel", "StreamableHTTPTransport"]
 
 logger = logging.getLogger("mcpkit.transports.http.client")
 
-_JSON: Final = "application/json"
-_SSE: Final = "text/event-stream"
-_SESSION: Final = "Mcp-Session-Id"
 _VERSION: Final = "MCP-Protocol-Version"
 #: Bound on the DELETE that ends the session, and on closing the HTTP client.
 _CLOSE_TIMEOUT: Final = 5.0
-#: How long connecting waits for the server to answer the standalone GET (then goes on).
-_LISTEN_OPEN_WAIT: Final = 2.0
 #: Messages received but not yet taken by ``receive`` (then the streams wait: backpressure).
 _QUEUE_SIZE: Final = 1024
 
 _ACCEPT_BOTH: Final = f"{_JSON}, {_SSE}"
-
-_Item = bytes | DeliveryFailed
-_Deliver = Callable[[bytes], Awaitable[bool]]
 
 
 class StreamableHTTPTransport:
@@ -139,7 +126,7 @@ class StreamableHTTPTransport:
         return StreamableHTTPChannel(self)
 
 
-class StreamableHTTPChannel:
+class StreamableHTTPChannel(Exchanges):
     """A message channel over Streamable HTTP (see :class:`StreamableHTTPTransport`).
     Enter and exit it in the same task.
 
@@ -319,12 +306,6 @@ class StreamableHTTPChannel:
             self._listening.cancel()
             self._listening = None
 
-    async def _push(self, item: _Item) -> None:
-        try:
-            await self._queue_in.send(item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # closing: nobody reads any more
-
     async def _post_quietly_answered(self, message: bytes) -> None:
         """POST a notification or response; the server answers 202 (or 200)."""
         assert self._client is not None
@@ -353,168 +334,3 @@ class StreamableHTTPChannel:
             ) from exc
         content_type = response.headers.get("content-type")
         raise MessageNotDelivered(describe_failure(status, content_type, body), status=status)
-
-    # -- requests -----------------------------------------------------------------------
-
-    async def _call(
-        self, message: bytes, out: Outgoing, headers: httpx.Headers, scope: anyio.CancelScope
-    ) -> None:
-        pending = set(out.request_ids)
-        error: Exception | None = None
-        try:
-            with scope:
-                try:
-                    error = await self._exchange(message, headers, pending, out)
-                except Exception as exc:  # a bug here must fail the call, not the channel
-                    logger.exception("the POST of a request failed unexpectedly")
-                    error = MessageNotDelivered(f"the request failed: {exc!r}")
-                if pending:
-                    error = error or RemoteProtocolError("the server did not answer the request")
-                    for rid in out.request_ids:
-                        if rid in pending:
-                            self._initialize_ids.discard(rid)
-                            await self._push(DeliveryFailed(rid, error))
-        finally:
-            for rid in out.request_ids:
-                self._stateless_ids.discard(rid)
-                if self._calls.get(rid) is scope:
-                    del self._calls[rid]
-
-    async def _exchange(
-        self, message: bytes, headers: httpx.Headers, pending: set[RequestId], out: Outgoing
-    ) -> Exception | None:
-        """POST a request and deliver its answer; the error that fails what is still
-        pending, or ``None``."""
-        assert self._client is not None
-        headers["Content-Type"] = _JSON
-        session = headers.get(_SESSION)
-        parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
-        try:
-            async with self._client.stream(
-                "POST",
-                self._t.url,
-                content=message,
-                headers=headers,
-                timeout=self._long,
-                follow_redirects=False,
-            ) as response:
-                status = response.status_code
-                content_type = response.headers.get("content-type")
-                if 200 <= status < 300 and out.initialize_id is not None:
-                    new_session = response.headers.get(_SESSION)
-                    if new_session is not None and not valid_session_id(new_session):
-                        return RemoteProtocolError(f"invalid Mcp-Session-Id {new_session!r}")
-                    self.session_id = new_session
-                if status == 404 and session is not None:
-                    self._expire(session)
-                    return SessionExpiredError("the server ended the session", status=404)
-                if status == 202:
-                    return MessageNotDelivered(
-                        "the server accepted a request with 202 and will not answer it",
-                        status=202,
-                    )
-                if not 200 <= status < 300:
-                    body = await read_body(response, ERROR_BODY_LIMIT, truncate=True)
-                    # An error response to this very request is its answer (e.g. 400).
-                    if error_answer_id(body) in pending:
-                        await self._deliver(body, pending)
-                    return MessageNotDelivered(
-                        describe_failure(status, content_type, body), status=status
-                    )
-                kind = media_type(content_type)
-                if kind == _JSON:
-                    body = await read_body(response, self._t.max_response_bytes)
-                    await self._deliver(body, pending)
-                    return None
-                if kind != _SSE:
-                    return RemoteProtocolError(
-                        f"the server answered a request with content type "
-                        f"{kind or 'none'!r} (HTTP {status}), not JSON or an SSE stream"
-                    )
-                _, broken = await read_events(response, parser, self._deliver_for(pending))
-        except httpx.HTTPError as exc:
-            return MessageNotDelivered(
-                f"the request to {self._t.url} failed: {describe_http_error(exc)}"
-            )
-        except RemoteProtocolError as exc:
-            return exc
-        if not pending:
-            return None
-        why = describe_http_error(broken) if broken is not None else "the stream ended"
-        try:
-            return await self._resumer().resume(parser, pending, self._deliver_for(pending), why)
-        except RemoteProtocolError as exc:
-            return exc
-
-    def _deliver_for(self, pending: set[RequestId]) -> _Deliver:
-        async def deliver(data: bytes) -> bool:
-            await self._deliver(data, pending)
-            return not pending  # answered: stop reading (the server should end the stream)
-
-        return deliver
-
-    async def _deliver(self, data: bytes, pending: set[RequestId] | None) -> None:
-        """Queue one message after checking it, noting the answers in ``pending`` and the
-        version chosen by an ``initialize`` response.
-
-        Raises:
-            RemoteProtocolError: ``data`` is not a JSON-RPC message (or allowed batch).
-        """
-        peeks = peek_incoming(data, allow_batch=self.protocol_version == V2025_03_26)
-        for peek in peeks:
-            if not is_response(peek) or not isinstance(peek.id, (int, str)):
-                continue
-            if pending is not None:
-                pending.discard(peek.id)
-            if peek.id in self._initialize_ids:
-                self._initialize_ids.discard(peek.id)
-                self.protocol_version = negotiated_version(peek)
-        await self._push(data)
-
-    def _resumer(self) -> Resumer:
-        assert self._client is not None
-        t = self._t
-        return Resumer(
-            client=self._client,
-            url=t.url,
-            timeout=self._long,
-            headers=lambda: self._headers(_SSE),
-            expire=self._expire,
-            attempts=t.max_reconnect_attempts,
-            initial=t.reconnect_initial,
-            factor=t.reconnect_factor,
-            maximum=t.reconnect_max,
-        )
-
-    # -- the standalone GET stream ------------------------------------------------------
-
-    async def _start_listening(self) -> None:
-        if self._listening is not None or self._closed or self._task_group is None:
-            return
-        self._listening = anyio.CancelScope()
-        opened = anyio.Event()
-        self._task_group.start_soon(self._listen, self._listening, opened)
-        # Wait (briefly) until the server has answered the GET: the stream then exists
-        # before the first request, so messages the server sends about it are not missed
-        # and the server sees our connections in a predictable order.
-        with anyio.move_on_after(_LISTEN_OPEN_WAIT):
-            await opened.wait()
-
-    async def _listen(self, scope: anyio.CancelScope, opened: anyio.Event) -> None:
-        """Keep the standalone GET stream open (``basic/transports.mdx`` "Listening for
-        Messages from the Server"): the server's requests and notifications arrive on it."""
-        parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
-        try:
-            with scope:
-                await self._resumer().listen(parser, self._listened, opened=opened.set)
-        finally:
-            opened.set()
-        if self._listening is scope:
-            self._listening = None
-
-    async def _listened(self, data: bytes) -> bool:
-        try:
-            await self._deliver(data, None)
-        except RemoteProtocolError as exc:
-            logger.warning("ignoring an invalid message on the standalone stream: %s", exc)
-        return False

@@ -1,0 +1,262 @@
+"""The receiving side of the sans-I/O :class:`~mcpkit.protocol.Connection` (a mixin of
+it): each framed message (or batch) in, one event out, with the bookkeeping of requests
+in flight, progress and cancellation that receiving does; and the records of the pending
+and in-flight tables, which sending shares.
+
+Kept apart from ``_connection.py`` (the tables, introspection and sending; the rules the
+connection enforces are listed there) so each reads in one sitting; the methods are
+inherited, not wrapped, so the per-message path gains no call.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ..types import (
+    CancelledNotificationParams,
+    ErrorCode,
+    ProgressNotificationParams,
+    ProgressToken,
+    RequestId,
+)
+from ._batch import BatchReply, split_batch
+from ._decode import DecodedResponse, DecodeFailure, decode_message
+from ._encode import encode_error
+from ._events import (
+    BatchReceived,
+    CancelReceived,
+    ErrorReceived,
+    Event,
+    MessageRejected,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseInvalid,
+    ResponseReceived,
+)
+from ._limits import Limits
+
+__all__: list[str] = []
+
+
+_RECENT: Final = 256  # finished ids remembered to tell "late" from "unknown" in the log
+
+
+class _PeekMeta(msgspec.Struct, rename="camel"):
+    progress_token: Any = UNSET
+
+
+class _PeekParams(msgspec.Struct):
+    meta: _PeekMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+_PEEK_DECODER: Final = msgspec.json.Decoder(_PeekParams)
+_PROGRESS_DECODER: Final = msgspec.json.Decoder(ProgressNotificationParams)
+_CANCELLED_DECODER: Final = msgspec.json.Decoder(CancelledNotificationParams)
+
+
+class _InFlight(msgspec.Struct, gc=False):
+    """A peer request we have not answered yet."""
+
+    method: str
+    progress_token: ProgressToken | None
+    cancelled: bool = False
+    last_progress: float | None = None
+    batch: BatchReply | None = None  # the batch whose array answer this request joins
+
+
+class _Pending(msgspec.Struct, gc=False):
+    """One of our requests awaiting its response."""
+
+    method: str
+    progress_token: ProgressToken | None
+    last_progress: float | None = None
+
+
+def _valid_token(token: object) -> bool:
+    return isinstance(token, (int, str)) and not isinstance(token, bool)
+
+
+class Receiving:
+    """Messages from the peer (see :meth:`receive_message`)."""
+
+    if TYPE_CHECKING:
+        limits: Limits
+        tolerant: bool
+        allow_batches: bool
+        _pending: dict[RequestId, _Pending]
+        _tokens: dict[ProgressToken, RequestId]
+        _in_flight: dict[RequestId, _InFlight | str]
+        _finished_out: OrderedDict[RequestId, None]
+
+        def _entry(self, request_id: RequestId) -> _InFlight | None: ...
+
+    # -- receiving ----------------------------------------------------------------------
+
+    def receive_message(self, data: bytes) -> Event:
+        """Process one framed message and return what happened."""
+        if self.allow_batches and data.lstrip()[:1] == b"[":
+            return self._receive_batch(data)
+        message = decode_message(data, self.limits, tolerant=self.tolerant)
+        kind = type(message)
+        if kind is RequestReceived:
+            rid = message.request_id  # type: ignore[union-attr]
+            method = message.method  # type: ignore[union-attr]
+            # The common case inline (this is the hottest path): a new id, an ordinary
+            # method, no progress token. Everything else is decided by _on_request.
+            if (
+                rid not in self._in_flight
+                and not method.startswith("rpc.")
+                # (partition: on CPython cheaper than find(), which parses an argument
+                # tuple, or `in`, which first tries the needle as an integer)
+                and (message.params is None or not data.partition(b'"progressToken"')[1])  # type: ignore[union-attr]
+            ):
+                self._in_flight[rid] = method
+                return message  # type: ignore[return-value]
+            return self._on_request(message, data)  # type: ignore[arg-type]
+        if kind is NotificationReceived:
+            return self._on_notification(message)  # type: ignore[arg-type]
+        if kind is DecodedResponse:
+            return self._on_response(message)  # type: ignore[arg-type]
+        return self._on_failure(message)  # type: ignore[arg-type]
+
+    def _receive_batch(self, data: bytes) -> Event:
+        if len(data) > self.limits.max_message_bytes:
+            return self.receive_message(data[: self.limits.max_message_bytes + 1])
+        elements = split_batch(data, self.limits.max_batch)
+        if isinstance(elements, bytes):
+            return MessageRejected(elements, "invalid batch")
+        batch = BatchReply()
+        events: list[Event] = []
+        for element in elements:
+            if element.lstrip()[:1] == b"[":
+                reason = "Invalid Request: a batch must not contain a batch"
+                batch.add(None, encode_error(None, ErrorCode.INVALID_REQUEST, reason))
+                events.append(MessageRejected(None, reason))
+                continue
+            event = self.receive_message(element)
+            if isinstance(event, RequestReceived):
+                if event.method == "initialize":
+                    # basic/lifecycle.mdx (2025-03-26): initialize MUST NOT be batched.
+                    self._in_flight.pop(event.request_id, None)
+                    reason = "Invalid Request: initialize must not be part of a batch"
+                    reply = encode_error(event.request_id, ErrorCode.INVALID_REQUEST, reason)
+                    batch.add(None, reply)
+                    events.append(MessageRejected(None, reason))
+                    continue
+                entry = self._entry(event.request_id)
+                assert entry is not None
+                entry.batch = batch
+                batch.pending.add(event.request_id)
+            elif isinstance(event, MessageRejected) and event.reply is not None:
+                batch.add(None, event.reply)
+                event = MessageRejected(None, event.reason, event.level)
+            events.append(event)
+        return BatchReceived(events, batch.complete())
+
+    def receive_oversized(self, limit: int) -> Event:
+        """Report a frame the framing layer discarded for exceeding ``limit`` bytes."""
+        reason = f"Parse error: message exceeds the limit of {limit} bytes"
+        return MessageRejected(encode_error(None, ErrorCode.PARSE_ERROR, reason), reason)
+
+    def _on_failure(self, failure: DecodeFailure) -> Event:
+        reply = None
+        if failure.reply:
+            reply = encode_error(failure.id, failure.error.code, failure.error.message)
+        return MessageRejected(reply, failure.error.message)
+
+    def _on_request(self, message: RequestReceived, data: bytes) -> Event:
+        rid = message.request_id
+        if rid in self._in_flight:
+            reason = f"Invalid Request: request id {rid!r} is already in flight"
+            return MessageRejected(encode_error(rid, ErrorCode.INVALID_REQUEST, reason), reason)
+        if message.method.startswith("rpc."):
+            # JSON-RPC 2.0 section 4: rpc.-prefixed names are reserved; never dispatched.
+            reason = f"Method not found: {message.method!r}"
+            return MessageRejected(encode_error(rid, ErrorCode.METHOD_NOT_FOUND, reason), reason)
+        params = message.params
+        if params is not None and data.find(b'"progressToken"') >= 0:
+            try:
+                peek = _PEEK_DECODER.decode(params)
+            except msgspec.ValidationError as exc:
+                reason = f"Invalid params: {exc}"
+                return MessageRejected(encode_error(rid, ErrorCode.INVALID_PARAMS, reason), reason)
+            if peek.meta is not UNSET and peek.meta.progress_token is not UNSET:
+                token = peek.meta.progress_token
+                if not _valid_token(token):
+                    reason = "Invalid params: _meta.progressToken must be a string or an integer"
+                    reply = encode_error(rid, ErrorCode.INVALID_PARAMS, reason)
+                    return MessageRejected(reply, reason)
+                self._in_flight[rid] = _InFlight(message.method, token)
+                return RequestReceived(rid, message.method, params, token)
+        # The common case stores just the method; _entry() upgrades it when needed.
+        self._in_flight[rid] = message.method
+        return message
+
+    def _on_notification(self, message: NotificationReceived) -> Event:
+        if message.method == "notifications/cancelled":
+            return self._on_cancelled(message.params)
+        if message.method == "notifications/progress":
+            return self._on_progress(message.params)
+        return message
+
+    def _on_cancelled(self, params: Raw | None) -> Event:
+        try:
+            decoded = _CANCELLED_DECODER.decode(params if params is not None else b"{}")
+        except msgspec.ValidationError as exc:
+            return MessageRejected(None, f"invalid notifications/cancelled dropped: {exc}")
+        rid = decoded.request_id
+        entry = self._entry(rid) if not isinstance(rid, UnsetType) else None
+        if entry is None or isinstance(rid, UnsetType):
+            return MessageRejected(
+                None, f"cancellation of unknown or finished request {rid!r} ignored", "debug"
+            )
+        if entry.method == "initialize":
+            # The initialize request MUST NOT be cancelled (basic/utilities/cancellation).
+            return MessageRejected(None, "cancellation of initialize ignored")
+        if entry.cancelled:
+            return MessageRejected(None, f"request {rid!r} was already cancelled", "debug")
+        entry.cancelled = True
+        reason = decoded.reason if isinstance(decoded.reason, str) else None
+        return CancelReceived(rid, reason)
+
+    def _on_progress(self, params: Raw | None) -> Event:
+        try:
+            decoded = _PROGRESS_DECODER.decode(params if params is not None else b"{}")
+        except msgspec.ValidationError as exc:
+            return MessageRejected(None, f"invalid notifications/progress dropped: {exc}")
+        rid = self._tokens.get(decoded.progress_token)
+        pending = self._pending.get(rid) if rid is not None else None
+        if rid is None or pending is None:
+            return MessageRejected(
+                None, f"progress for unknown token {decoded.progress_token!r} dropped", "debug"
+            )
+        if pending.last_progress is not None and decoded.progress <= pending.last_progress:
+            return MessageRejected(None, f"progress for request {rid!r} did not increase; dropped")
+        pending.last_progress = decoded.progress
+        return ProgressReceived(rid, decoded)
+
+    def _on_response(self, message: DecodedResponse) -> Event:
+        rid = message.id
+        pending = self._pending.pop(rid, None)
+        if pending is None:
+            if rid in self._finished_out:
+                return MessageRejected(None, f"late response for request {rid!r} dropped", "debug")
+            return MessageRejected(None, f"response for unknown request id {rid!r} dropped")
+        self._finish_outbound(rid, pending)
+        if message.error is not None:
+            return ErrorReceived(rid, message.error)
+        if message.problem is not None or message.result is None:
+            return ResponseInvalid(rid, message.problem or "empty response")
+        return ResponseReceived(rid, message.result)
+
+    def _finish_outbound(self, rid: RequestId, pending: _Pending) -> None:
+        if pending.progress_token is not None:
+            self._tokens.pop(pending.progress_token, None)
+        self._finished_out[rid] = None
+        if len(self._finished_out) > _RECENT:
+            self._finished_out.popitem(last=False)

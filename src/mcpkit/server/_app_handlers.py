@@ -1,0 +1,184 @@
+"""The handlers of the high-level :class:`~mcpkit.server.Server`'s MCP methods (listing and
+calling tools, listing and reading resources and templates, subscribing, prompts,
+completions), as a mixin of it.
+
+Every result passes through :mod:`._compat` for the session's negotiated revision. Kept
+apart from ``_app.py`` (registration and notifications) so each reads in one sitting; the
+methods are inherited, not wrapped.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from msgspec import UNSET, UnsetType
+
+from ..exceptions import RPCError
+from ..types import (
+    CallToolResult,
+    CompleteResult,
+    Completion,
+    ErrorCode,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    ReadResourceResult,
+)
+from ._compat import described_for, prompt_for, prompt_message_for, tool_for, tool_result_for
+
+if TYPE_CHECKING:
+    from ..types import (
+        CallToolRequestParams,
+        CompleteRequestParams,
+        GetPromptRequestParams,
+        ListToolsRequestParams,
+        PaginatedRequestParams,
+        ReadResourceRequestParams,
+        SubscribeRequestParams,
+        UnsubscribeRequestParams,
+    )
+    from ._app import CompletionHandler
+    from ._context import RequestContext
+    from ._prompts import PromptRegistry
+    from ._resources import ResourceRegistry
+    from ._tools import ToolRegistry
+
+__all__ = ["AppHandlers"]
+
+T = TypeVar("T")
+P = TypeVar("P")
+_MAX_COMPLETIONS: Final = 100  # server/utilities/completion.mdx: at most 100 values
+_RESOURCE_NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
+
+
+class AppHandlers:
+    """The request handlers :class:`~mcpkit.server.Server` routes its MCP methods to."""
+
+    if TYPE_CHECKING:
+        tool_registry: ToolRegistry
+        resource_registry: ResourceRegistry
+        prompt_registry: PromptRegistry
+        _completion: CompletionHandler | None
+
+        def page(
+            self, items: Sequence[P], cursor: str | UnsetType
+        ) -> tuple[list[P], str | None]: ...
+
+    def _listing(
+        self,
+        ctx: RequestContext,
+        items: Sequence[T],
+        cursor: str | UnsetType,
+        adapt: Callable[[str, T], T],
+    ) -> tuple[list[T], str | UnsetType]:
+        """One page of ``items`` as the session's revision sees them, and the next cursor."""
+        page, next_cursor = self.page(items, cursor)
+        version = ctx.protocol_version or ""
+        return [
+            adapt(version, item) for item in page
+        ], UNSET if next_cursor is None else next_cursor
+
+    async def _list_tools(
+        self, ctx: RequestContext, params: ListToolsRequestParams
+    ) -> ListToolsResult:
+        tools, cursor = self._listing(
+            ctx, self.tool_registry.definitions(), params.cursor, tool_for
+        )
+        return ListToolsResult(tools=tools, next_cursor=cursor)
+
+    async def _call_tool(
+        self, ctx: RequestContext, params: CallToolRequestParams
+    ) -> CallToolResult:
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        result = await self.tool_registry.call(ctx, params.name, arguments)
+        return tool_result_for(ctx.protocol_version or "", result)
+
+    async def _list_resources(
+        self, ctx: RequestContext, params: PaginatedRequestParams
+    ) -> ListResourcesResult:
+        items = self.resource_registry.resources()
+        resources, cursor = self._listing(ctx, items, params.cursor, described_for)
+        return ListResourcesResult(resources=resources, next_cursor=cursor)
+
+    async def _list_templates(
+        self, ctx: RequestContext, params: PaginatedRequestParams
+    ) -> ListResourceTemplatesResult:
+        items = self.resource_registry.templates()
+        templates, cursor = self._listing(ctx, items, params.cursor, described_for)
+        return ListResourceTemplatesResult(resource_templates=templates, next_cursor=cursor)
+
+    async def _read_resource(
+        self, ctx: RequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        contents = await self.resource_registry.read(
+            ctx, params.uri, not_found_code=_RESOURCE_NOT_FOUND
+        )
+        if isinstance(contents, ReadResourceResult):
+            return contents  # the function's own result (its caching hints, _meta)
+        return ReadResourceResult(contents=contents)
+
+    async def _subscribe(
+        self, ctx: RequestContext, params: SubscribeRequestParams
+    ) -> dict[str, Any]:
+        if not self.resource_registry.knows(params.uri):
+            raise RPCError(_RESOURCE_NOT_FOUND, "Resource not found", {"uri": params.uri})
+        ctx.session.resource_updates.add(params.uri)
+        return {}
+
+    async def _unsubscribe(
+        self, ctx: RequestContext, params: UnsubscribeRequestParams
+    ) -> dict[str, Any]:
+        ctx.session.resource_updates.discard(params.uri)
+        return {}
+
+    async def _list_prompts(
+        self, ctx: RequestContext, params: PaginatedRequestParams
+    ) -> ListPromptsResult:
+        items = self.prompt_registry.definitions()
+        prompts, cursor = self._listing(ctx, items, params.cursor, prompt_for)
+        return ListPromptsResult(prompts=prompts, next_cursor=cursor)
+
+    async def _get_prompt(
+        self, ctx: RequestContext, params: GetPromptRequestParams
+    ) -> GetPromptResult:
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        result = await self.prompt_registry.get(ctx, params.name, arguments)
+        version = ctx.protocol_version or ""
+        return GetPromptResult(
+            messages=[prompt_message_for(version, m) for m in result.messages],
+            description=result.description,
+            meta=result.meta,
+        )
+
+    async def _complete(self, ctx: RequestContext, params: CompleteRequestParams) -> CompleteResult:
+        handler = self._completion
+        if handler is None:
+            raise RPCError(ErrorCode.METHOD_NOT_FOUND, "This server does not offer completions")
+        context = (
+            params.context.arguments
+            if params.context is not UNSET and params.context.arguments is not UNSET
+            else {}
+        )
+        outcome = handler(params.ref, params.argument.name, params.argument.value, dict(context))
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        if isinstance(outcome, Completion):
+            values = list(outcome.values)
+            if len(values) > _MAX_COMPLETIONS:
+                outcome = Completion(
+                    values=values[:_MAX_COMPLETIONS], total=len(values), has_more=True
+                )
+            return CompleteResult(completion=outcome)
+        values = [str(v) for v in outcome]
+        more = len(values) > _MAX_COMPLETIONS
+        return CompleteResult(
+            completion=Completion(
+                values=values[:_MAX_COMPLETIONS],
+                total=len(values) if more else UNSET,
+                has_more=True if more else UNSET,
+            )
+        )
