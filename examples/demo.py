@@ -3,7 +3,8 @@
 Starts examples/everything.py as a subprocess (`mcpkit run`), connects the mcpkit client
 with callbacks for sampling, elicitation and log messages, and prints what happens:
 the handshake, what the server offers, tool calls (with progress as it arrives and a
-timeout that cancels a call), resources (text, binary, a template, a subscription),
+timeout that cancels a call), resources (text, binary, a template, updates: a
+subscriptions/listen stream on 2026-07-28, resources/subscribe on older revisions),
 prompts with arguments, completion, and the server asking the client's "model" and
 "user" for input.
 """
@@ -125,10 +126,20 @@ async def main() -> None:
         )
         templated = await client.read_resource("test://template/123/data")
         show("template", f"test://template/123/data -> {templated.contents[0].text}")
-        await client.subscribe_resource("test://watched-resource")
-        await client.call_tool("test_watched_resource_update")
-        await client.ping()
-        show("subscribed", f"update notifications received: {updates}")
+        watched = "test://watched-resource"
+        if client.protocol_version == "2026-07-28":
+            # Stateless MCP has no resources/subscribe: a subscriptions/listen stream
+            # carries the updates of the resources it names.
+            async with client.listen(resource_uris=[watched]) as stream:
+                await client.call_tool("test_watched_resource_update")
+                with anyio.fail_after(10):
+                    note = await stream.__anext__()
+            show("listening", f"{note.method} for {note.params.get('uri')}")
+        else:
+            await client.subscribe_resource(watched)
+            await client.call_tool("test_watched_resource_update")
+            await client.ping()
+            show("subscribed", f"update notifications received: {updates}")
 
         print("\nPrompts:")
         prompt = await client.get_prompt(
