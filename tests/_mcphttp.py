@@ -23,6 +23,11 @@ def request(rid: int | str, method: str, params: dict[str, Any] | None = None) -
     return json.dumps(message).encode()
 
 
+def call(rid: int, tool: str, **arguments: Any) -> bytes:
+    """A ``tools/call`` request's body."""
+    return request(rid, "tools/call", {"name": tool, "arguments": arguments})
+
+
 def notification(method: str, params: dict[str, Any] | None = None) -> bytes:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:

@@ -17,7 +17,7 @@ import pytest
 from mcpkit.server import Server
 
 from ._httpserver import RunningServer, running_server
-from ._mcphttp import JSON_HEADERS, RawSession, events, messages_of, notification, request
+from ._mcphttp import JSON_HEADERS, RawSession, call, events, messages_of, notification, request
 
 pytestmark = pytest.mark.anyio
 
@@ -91,10 +91,6 @@ SERVER = build()
 def http() -> Iterator[RunningServer]:
     with running_server(SERVER.streamable_http_app(keepalive=60)) as server:
         yield server
-
-
-def call(rid: int, tool: str, **arguments: Any) -> bytes:
-    return request(rid, "tools/call", {"name": tool, "arguments": arguments})
 
 
 def text_of(message: dict[str, Any]) -> str:

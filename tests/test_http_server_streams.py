@@ -17,7 +17,7 @@ import pytest
 
 from ._http_testserver import GATES, build_server
 from ._httpserver import RunningServer, running_server
-from ._mcphttp import JSON_HEADERS, RawSession, events, initialize, messages_of, request
+from ._mcphttp import JSON_HEADERS, RawSession, call, events, initialize, messages_of, request
 
 pytestmark = pytest.mark.anyio
 
@@ -33,10 +33,6 @@ def anyio_backend() -> str:
 def http() -> Iterator[RunningServer]:
     with running_server(SERVER.streamable_http_app(keepalive=60)) as server:
         yield server
-
-
-def call(rid: int, tool: str, **arguments: Any) -> bytes:
-    return request(rid, "tools/call", {"name": tool, "arguments": arguments})
 
 
 def with_progress(rid: int) -> bytes:
