@@ -32,13 +32,12 @@ class HandshakeState(enum.Enum):
     READY = "ready"
 
     # Members are singletons: identity hashing (in C) instead of Enum's Python-level
-    # hash of the name, which the rule lookup below paid twice per request.
+    # hash of the name, which the rule lookup below pays on every request.
     __hash__ = object.__hash__
 
 
 _S = HandshakeState
 
-# (state, method or "*") -> error to answer with, or None to accept.
 _NOT_INITIALIZED: Final = ErrorObject(
     code=ErrorCode.INVALID_REQUEST,
     message="Invalid Request: the connection is not initialized; send `initialize` first",
@@ -47,16 +46,15 @@ _ALREADY_INITIALIZED: Final = ErrorObject(
     code=ErrorCode.INVALID_REQUEST,
     message="Invalid Request: `initialize` may only be sent once per connection",
 )
-_REQUEST_RULES: Final[dict[tuple[HandshakeState, str], ErrorObject | None]] = {
-    (_S.AWAITING_INITIALIZE, "initialize"): None,
-    (_S.AWAITING_INITIALIZE, "ping"): None,
-    (_S.AWAITING_INITIALIZE, "*"): _NOT_INITIALIZED,
-    (_S.INITIALIZED, "initialize"): _ALREADY_INITIALIZED,
-    (_S.INITIALIZED, "*"): None,
-    (_S.READY, "initialize"): _ALREADY_INITIALIZED,
-    (_S.READY, "*"): None,
+# state -> ({method: error to answer with, or None to accept}, the same for any other
+# method).
+_REQUEST_RULES: Final[
+    dict[HandshakeState, tuple[dict[str, ErrorObject | None], ErrorObject | None]]
+] = {
+    _S.AWAITING_INITIALIZE: ({"initialize": None, "ping": None}, _NOT_INITIALIZED),
+    _S.INITIALIZED: ({"initialize": _ALREADY_INITIALIZED}, None),
+    _S.READY: ({"initialize": _ALREADY_INITIALIZED}, None),
 }
-_ANY: Final = ErrorObject(code=0, message="no rule for this method")  # a sentinel
 # (state, notification) -> next state; notifications absent from the table leave the state
 # unchanged and are delivered (cancelled, progress, roots/list_changed, ...), except that
 # nothing but cancellation is delivered before initialize.
@@ -75,8 +73,8 @@ class ServerHandshake:
     def check_request(self, method: str) -> ErrorObject | None:
         """Return the error to answer a request with in the current state, or ``None`` if
         the request may be served."""
-        rule = _REQUEST_RULES.get((self.state, method), _ANY)
-        return _REQUEST_RULES[(self.state, "*")] if rule is _ANY else rule
+        named, other = _REQUEST_RULES[self.state]
+        return named.get(method, other)
 
     def initialize_succeeded(self, protocol_version: str) -> None:
         """Record that ``initialize`` was answered with ``protocol_version``."""
