@@ -43,6 +43,7 @@ from ._decode_exact import (
     decode_slow,
     failure,
     has_duplicate,
+    id_fits,
     present,
 )
 from ._encode import is_object
@@ -167,9 +168,10 @@ def decode_message(
             else:
                 rest = size - 39 - len(method) - len(params)
             if type(rid) is int:
-                # Is the id exactly `rest - 6` digits long? A table of ranges, not
-                # len(str(rid)), which costs more than the rest of this test. Negative
-                # ids and "-0" fail it and take the exact path below.
+                # Is the id exactly `rest - 6` digits long? id_fits, inlined (this is the
+                # most common message): a table of ranges, not len(str(rid)), which costs
+                # more than the rest of this test. Negative ids and "-0" fail it and take
+                # the exact path below.
                 compact = rest < 26 and rid in ID_DIGITS[rest]
                 # Is params an object? Of the members left (no result, no error), only
                 # params can hold an object: a compact message ending in "}}" has params
@@ -182,8 +184,7 @@ def decode_message(
                     if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
                         return RequestReceived(rid, method, params)
             else:
-                # A notification, or a string id: ',"id":""' is 8 bytes.
-                compact = rest == 0 if rid is UNSET else rest == 8 + len(rid)  # type: ignore[arg-type]
+                compact = id_fits(rest, rid)  # a notification, or a string id
                 if compact:
                     if params is EMPTY:
                         return _received(rid, method, None)
@@ -203,12 +204,10 @@ def decode_message(
             ):
                 return _received(rid, method, params or None)
     elif env.result and not env.error and type(env.id) is int:
-        # '{"jsonrpc":"2.0","id":,"result":}' is 33 bytes.
+        # '{"jsonrpc":"2.0","id":,"result":}' is 33 bytes, less the 6 of ',"id":' that
+        # id_fits counts.
         result = env.result
-        if (
-            size == 33 + len(str(env.id)) + len(result)
-            and data[data.find(b'"result":') + 9] == 0x7B
-        ):
+        if id_fits(size - 27 - len(result), env.id) and data[data.find(b'"result":') + 9] == 0x7B:
             return DecodedResponse(env.id, result, None)
     return decode_slow(data, tolerant)
 

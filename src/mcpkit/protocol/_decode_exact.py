@@ -30,6 +30,7 @@ __all__ = [
     "decode_slow",
     "failure",
     "has_duplicate",
+    "id_fits",
     "present",
 ]
 
@@ -139,9 +140,8 @@ def compact_but_spaces(
     if " " in method or (type(rid) is str and " " in rid):
         return False
     size = len(data)
-    if params is EMPTY:
-        spaces = size - len(data.replace(b" ", b""))
-    elif data[-2] == 0x7D:
+    inner: bytes | None = None  # params' bytes, copied only when needed
+    if params is not EMPTY and data[-2] == 0x7D:
         # params is last and ends right before the closing brace: count the spaces in
         # front of it only.
         head = data[: size - 1 - len(params)]
@@ -149,16 +149,18 @@ def compact_but_spaces(
     else:
         inner = bytes(params)
         spaces = size - len(data.replace(b" ", b"")) - len(inner) + len(inner.replace(b" ", b""))
-    if _id_fits(rest - spaces, rid):
+    if id_fits(rest - spaces, rid):
         return True
-    inner = bytes(params) if params is not EMPTY else b""
+    if inner is None:
+        inner = bytes(params)
     rest -= size - len(data.translate(None, _WHITESPACE))
     rest += len(inner) - len(inner.translate(None, _WHITESPACE))
-    return _id_fits(rest, rid)
+    return id_fits(rest, rid)
 
 
-def _id_fits(rest: int, rid: RequestId | UnsetType) -> bool:
-    """Whether ``rest`` bytes are exactly what ``rid`` takes in compact form."""
+def id_fits(rest: int, rid: RequestId | UnsetType) -> bool:
+    """Whether ``rest`` bytes are exactly what ``rid`` takes in compact form, counting
+    ``,"id":`` (6 bytes; a string id's quotes make it 8); 0 for no id."""
     if rid is UNSET:
         return rest == 0
     if type(rid) is int:
@@ -168,7 +170,7 @@ def _id_fits(rest: int, rid: RequestId | UnsetType) -> bool:
 
 
 def present(rid: object, params: Raw) -> dict[str, Raw]:
-    """The members of a request as _has_duplicate wants them (only params' bytes matter)."""
+    """The members of a request as has_duplicate wants them (only params' bytes matter)."""
     members = {"jsonrpc": EMPTY, "method": EMPTY}
     if rid is not UNSET:
         members["id"] = EMPTY

@@ -267,8 +267,10 @@ def encode_result(id: RequestId, result: Any) -> bytes:
         out = _ENCODER.encode(_ResultResponse("2.0", id, result))
     except _ENCODE_ERRORS as exc:
         raise LocalProtocolError(f"cannot encode result as JSON: {exc}") from exc
-    if len(out) > _WALK_ABOVE or out.partition(b"null")[1]:
+    if len(out) > _WALK_ABOVE:
         _finite_or_refuse(out, result, "result")
+    elif out.partition(b"null")[1]:  # (see _finite_or_refuse)
+        _refuse_non_finite(result, "result")
     return out
 
 
