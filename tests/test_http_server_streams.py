@@ -120,7 +120,8 @@ async def test_server_closes_the_stream_and_the_client_resumes(http: RunningServ
 
 async def test_disconnect_is_not_cancellation(http: RunningServer) -> None:
     """A client dropping its POST's connection leaves the work running; the response
-    waits in the event store and is delivered on resumption, exactly once."""
+    waits in the event store and is delivered on resumption (events after the
+    ``Last-Event-ID`` only: the log event is not sent twice)."""
     async with httpx.AsyncClient() as client:
         session = RawSession(client, http.url + "/mcp")
         await session.open()
@@ -138,12 +139,36 @@ async def test_disconnect_is_not_cancellation(http: RunningServer) -> None:
         assert [a["id"] for a in answers] == [2]  # the log event is not sent twice
         assert priming.id is not None
         assert replayed[-1].id != priming.id
-        # The stream was delivered: replaying it again is refused, not repeated.
-        again = await client.get(
+
+
+async def test_a_stream_written_to_the_end_can_still_be_resumed(http: RunningServer) -> None:
+    """The server cannot tell a write that reached the client from one that went to a
+    connection the client had already dropped (it learns of the disconnect later), so a
+    stream it wrote to the end stays resumable: ``Last-Event-ID`` is what the client has,
+    and it gets the rest (again, if it asks again), never a 400 and a lost response. Only
+    the most recent such streams are kept (8 per session)."""
+    async with httpx.AsyncClient() as client:
+        session = RawSession(client, http.url + "/mcp")
+        await session.open()
+        raw = (await session.post(with_progress(2))).content
+        first = raw.split(b"\n\n")[0]
+        assert first.startswith(b"id: ")
+        priming_id = first.split(b"\n")[0][4:].decode()
+        for _ in range(2):
+            async with session.stream(None, last_event_id=priming_id) as resumed:
+                assert resumed.status_code == 200
+                replayed = [json.loads(e.data) async for e in events(resumed) if e.data]
+            assert [m.get("method", m.get("id")) for m in replayed] == [
+                "notifications/progress"
+            ] * 3 + [2]
+        # Eight more streams written to the end push the first one out.
+        for rid in range(3, 11):
+            assert (await session.post(with_progress(rid))).status_code == 200
+        gone = await client.get(
             session.url,
-            headers=session.headers(accept="text/event-stream", last_event_id=log.id or ""),
+            headers=session.headers(accept="text/event-stream", last_event_id=priming_id),
         )
-        assert again.status_code == 400
+        assert gone.status_code == 400
 
 
 async def test_replay_never_crosses_sessions(http: RunningServer) -> None:

@@ -29,6 +29,12 @@ logger = logging.getLogger("mcpkit.server.http")
 
 #: Streams whose client vanished before their end, kept per session for resumption.
 _MAX_DETACHED_STREAMS: Final = 64
+#: Of those, streams the server wrote to the end: kept too, because a write that succeeded
+#: may still have gone to a connection the client had already dropped (the server learns
+#: of a disconnect only later), and a client that resumes with ``Last-Event-ID`` must then
+#: get the rest, not a 400 (2025-11-25 transports "Resumability and Redelivery"). The
+#: most recent few suffice: the window is one write before the disconnect is noticed.
+_MAX_DELIVERED_STREAMS: Final = 8
 _STANDALONE: Final = "0"
 
 
@@ -111,6 +117,7 @@ class HttpSession:
         self.server_session = ServerSession(server, channel, autoreceive=False)
         self._standalone: SseStream | None = None  # made on first use (stateless: never)
         self.streams: OrderedDict[str, SseStream] = OrderedDict()
+        self._delivered: list[str] = []  # complete streams written to the end, oldest first
         self.exchanges: set[Exchange] = set()
         self.last_active = time.monotonic()
         self.connections = 0  # open HTTP requests and streams of this session
@@ -213,6 +220,7 @@ class HttpSession:
             for stream in self.streams.values():
                 stream.end()
             self.streams.clear()
+            self._delivered.clear()
 
     # -- streams --------------------------------------------------------------------------
 
@@ -230,24 +238,30 @@ class HttpSession:
         return self.streams.get(stream_id)
 
     async def stream_done(self, stream: SseStream, *, delivered: bool) -> None:
-        """A response carrying ``stream`` ended; forget the stream once it has nothing
-        more to give (complete, and delivered or not resumable)."""
+        """A response carrying ``stream`` ended. A complete stream that cannot be resumed
+        is forgotten; any other is kept for the client to resume, the complete ones within
+        bounds (oldest first), so a client that drops every connection cannot grow the
+        session without limit."""
         if stream is self.standalone:
             return
-        if stream.complete and (delivered or not stream.resumable):
+        if stream.complete and not stream.resumable:
             self.streams.pop(stream.id, None)
             if self.store is not None:
                 await self.store.close_stream(self.key, stream.id)
             return
-        # Kept for the client to resume; bounded so a client that drops every
-        # connection cannot grow the session without limit.
+        if delivered and stream.complete and stream.id not in self._delivered:
+            self._delivered.append(stream.id)
+            if len(self._delivered) > _MAX_DELIVERED_STREAMS:
+                await self._forget(self._delivered.pop(0))
         while len(self.streams) > _MAX_DETACHED_STREAMS:
             oldest = next((s for s in self.streams.values() if s.sink is None and s.complete), None)
             if oldest is None:
                 break
-            self.streams.pop(oldest.id, None)
-            if self.store is not None:
-                await self.store.close_stream(self.key, oldest.id)
+            await self._forget(oldest.id)
+
+    async def _forget(self, stream_id: str) -> None:
+        if self.streams.pop(stream_id, None) is not None and self.store is not None:
+            await self.store.close_stream(self.key, stream_id)
 
     async def send_standalone(self, message: bytes) -> None:
         """Send a message unrelated to any request on the GET stream.
