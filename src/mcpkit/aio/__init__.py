@@ -18,6 +18,7 @@ from ._calls import (
 from ._channel import DeliveryFailed, MemoryChannel, MessageChannel, memory_channel_pair
 from ._endpoint import Endpoint
 from ._eventstore import EventStore, MemoryEventStore, Replay
+from ._fdwait import ReadableWaiter
 from ._flag import Flag
 from ._route import ReplyRoute, current_route
 
@@ -38,6 +39,7 @@ __all__ = [
     "NotificationHandler",
     "PROCEED",
     "ProgressCallback",
+    "ReadableWaiter",
     "RequestGate",
     "ReplyRoute",
     "RequestHandler",

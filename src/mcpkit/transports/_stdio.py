@@ -18,6 +18,7 @@ from typing import Final
 import anyio
 import anyio.to_thread
 
+from ..aio import ReadableWaiter
 from ..protocol import DEFAULT_LIMITS, FrameTooLarge, Limits, LineBuffer, encode_line
 
 __all__ = [
@@ -28,7 +29,9 @@ __all__ = [
     "wait_parent_exit",
 ]
 
-_CHUNK: Final = 256 * 1024
+#: Bytes asked for per read. Under the C library's mmap threshold (128 KiB), so a read's
+#: buffer comes from the heap: 256 KiB cost an mmap, an mremap and an munmap per read.
+_CHUNK: Final = 64 * 1024
 
 
 def _pollable(fd: int) -> bool:
@@ -61,6 +64,7 @@ class FdChannel:
         self._drained = False  # the last read returned less than asked: wait before reading
         self._poll_read = _pollable(read_fd)
         self._poll_write = _pollable(write_fd)
+        self._readable = ReadableWaiter(read_fd)
         self._saved_blocking: dict[int, bool] = {}
         for fd, poll in ((read_fd, self._poll_read), (write_fd, self._poll_write)):
             if poll and fd not in self._saved_blocking:
@@ -99,7 +103,7 @@ class FdChannel:
         while True:
             if self._drained:
                 # The pipe was empty a moment ago: wait instead of a read bound to fail.
-                await anyio.wait_readable(self._read_fd)
+                await self._readable.wait()
             try:
                 chunk = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:
@@ -119,7 +123,24 @@ class FdChannel:
             anyio.BrokenResourceError: the reader of stdout is gone.
             anyio.ClosedResourceError: the channel was closed.
         """
-        data = memoryview(encode_line(message))
+        line = encode_line(message)
+        if self._closed:
+            raise anyio.ClosedResourceError
+        written = 0
+        if self._poll_write and not self._write_lock.locked():
+            # The common case without the lock: nobody else is writing and the pipe takes
+            # the whole line at once (no await between the check and the write).
+            try:
+                written = os.write(self._write_fd, line)
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            if written == len(line):
+                return
+        # The rest (fast_acquire: the lock is free here, so taking it does not yield and
+        # no other send can slip in between).
+        data = memoryview(line)[written:]
         async with self._write_lock:
             if self._closed:
                 raise anyio.ClosedResourceError
@@ -142,6 +163,7 @@ class FdChannel:
         if self._closed:
             return
         self._closed = True
+        self._readable.close()
         for fd, blocking in self._saved_blocking.items():
             try:
                 os.set_blocking(fd, blocking)
