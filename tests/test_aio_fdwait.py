@@ -1,5 +1,6 @@
-"""ReadableWaiter: waiting for a descriptor to be readable, registered once per waiter on
-asyncio (not once per wait), and never left registered while nobody waits."""
+"""FdReader: reading a non-blocking descriptor with the descriptor registered once per
+reader on asyncio (not once per read), never left registered while nobody reads, and no
+data lost to a cancelled read."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from mcpkit.aio import ReadableWaiter
+from mcpkit.aio import FdReader
 
 pytestmark = pytest.mark.anyio
 
@@ -24,92 +25,122 @@ def pipe() -> Iterator[tuple[int, int]]:
     os.close(write_fd)
 
 
-async def test_wait_returns_once_data_arrives(pipe: tuple[int, int]) -> None:
+async def test_read_returns_what_arrives(pipe: tuple[int, int]) -> None:
     read_fd, write_fd = pipe
-    waiter = ReadableWaiter(read_fd)
-    woke = anyio.Event()
+    reader = FdReader(read_fd, 1024)
+    got: list[bytes] = []
 
-    async def wait() -> None:
-        await waiter.wait()
-        woke.set()
+    async def read() -> None:
+        got.append(await reader.read())
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(wait)
-        await anyio.wait_all_tasks_blocked()
-        assert not woke.is_set()
-        os.write(write_fd, b"x")
-        with anyio.fail_after(5):
-            await woke.wait()
-    assert os.read(read_fd, 10) == b"x"
-    # Again, for the next message (the same waiter, many waits).
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(waiter.wait)
-        await anyio.wait_all_tasks_blocked()
-        os.write(write_fd, b"y")
-    assert os.read(read_fd, 10) == b"y"
-    waiter.close()
+    for data in (b"first", b"second"):  # one reader, many reads
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            await anyio.wait_all_tasks_blocked()
+            assert data not in got
+            os.write(write_fd, data)
+    assert got == [b"first", b"second"]
+    reader.close()
 
 
-async def test_a_cancelled_wait_leaves_the_waiter_usable(pipe: tuple[int, int]) -> None:
-    read_fd, write_fd = pipe
-    waiter = ReadableWaiter(read_fd)
-    with anyio.move_on_after(0.01):
-        await waiter.wait()
-    os.write(write_fd, b"z")
+async def test_end_of_file_reads_empty() -> None:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    reader = FdReader(read_fd, 1024)
+    os.close(write_fd)
     with anyio.fail_after(5):
-        await waiter.wait()
-    waiter.close()
+        assert await reader.read() == b""
+    reader.close()
+    os.close(read_fd)
+
+
+async def test_a_cancelled_read_loses_nothing(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    reader = FdReader(read_fd, 1024)
+    with anyio.move_on_after(0.01):
+        await reader.read()
+    os.write(write_fd, b"kept")
+    with anyio.fail_after(5):
+        assert await reader.read() == b"kept"
+    reader.close()
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_readable_while_nobody_waits_is_unregistered(pipe: tuple[int, int]) -> None:
+@pytest.mark.parametrize("turns", [0, 1, 2, 3, 4])
+async def test_a_read_cancelled_at_any_point_loses_nothing(turns: int) -> None:
+    """The loop's callback reads for the waiting reader; a cancellation that lands after
+    that (before the reader resumes) must not lose the data. Cancelling after 0 to 4 loop
+    turns covers before, during and after that window."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    reader = FdReader(read_fd, 1024)
+    task = asyncio.ensure_future(reader.read())
+    await asyncio.sleep(0)  # the read is waiting
+    os.write(write_fd, b"in flight")
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    task.cancel()
+    got = b""
+    try:
+        got = await task
+    except asyncio.CancelledError:
+        pass
+    if not got:
+        with anyio.fail_after(5):
+            got = await reader.read()
+    assert got == b"in flight"
+    reader.close()
+    os.close(read_fd)
+    os.close(write_fd)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_readable_while_nobody_reads_is_unregistered(pipe: tuple[int, int]) -> None:
     """Polling is level-triggered: a descriptor left registered with unread data would
     wake the loop on every iteration while its consumer is busy."""
     read_fd, write_fd = pipe
-    waiter = ReadableWaiter(read_fd)
-    os.write(write_fd, b"a")
+    reader = FdReader(read_fd, 1)
+    os.write(write_fd, b"ab")
     with anyio.fail_after(5):
-        await waiter.wait()  # registers, fires at once
-    # Nobody waits now and the byte stays unread: the next callback unregisters.
+        assert await reader.read() == b"a"  # registers; one byte stays unread
     for _ in range(3):
         await asyncio.sleep(0)
     loop = asyncio.get_running_loop()
-    assert loop.remove_reader(read_fd) is False
-    # The next wait registers again and sees the unread byte.
+    assert loop.remove_reader(read_fd) is False  # nobody read: it was unregistered
     with anyio.fail_after(5):
-        await waiter.wait()
-    waiter.close()
+        assert await reader.read() == b"b"  # registered again
+    reader.close()
     assert loop.remove_reader(read_fd) is False
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_close_wakes_the_waiter(pipe: tuple[int, int]) -> None:
+async def test_close_wakes_the_reader(pipe: tuple[int, int]) -> None:
     read_fd, _ = pipe
-    waiter = ReadableWaiter(read_fd)
+    reader = FdReader(read_fd, 1024)
     outcome: list[type[BaseException]] = []
 
-    async def wait() -> None:
+    async def read() -> None:
         try:
-            await waiter.wait()
+            await reader.read()
         except anyio.ClosedResourceError as exc:
             outcome.append(type(exc))
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(wait)
+        tg.start_soon(read)
         await anyio.wait_all_tasks_blocked()
-        waiter.close()
+        reader.close()
     assert outcome == [anyio.ClosedResourceError]
     assert asyncio.get_running_loop().remove_reader(read_fd) is False
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_one_waiter_at_a_time(pipe: tuple[int, int]) -> None:
+async def test_one_reader_at_a_time(pipe: tuple[int, int]) -> None:
     read_fd, write_fd = pipe
-    waiter = ReadableWaiter(read_fd)
+    reader = FdReader(read_fd, 1024)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(waiter.wait)
+        tg.start_soon(reader.read)
         await anyio.wait_all_tasks_blocked()
         with pytest.raises(anyio.BusyResourceError):
-            await waiter.wait()
+            await reader.read()
         os.write(write_fd, b"b")
-    waiter.close()
+    reader.close()

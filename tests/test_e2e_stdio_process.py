@@ -152,3 +152,31 @@ async def test_server_crash_fails_pending_calls(echo_server_argv: list[str]) -> 
                 assert channel.pid is not None
                 os.kill(channel.pid, signal.SIGKILL)
             assert len(outcome) == 1
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_the_client_leaves_no_descriptor_open(echo_server_argv: list[str]) -> None:
+    """The pipes to the server are the client's own: closed after a session, after a
+    server that would not stop, and after a command that could not start."""
+
+    async def session() -> None:
+        async with Client(StdioTransport(echo_server_argv)) as client:
+            await client.ping()
+
+    with anyio.fail_after(30):
+        await session()  # warm-up: the event loop's own descriptors
+        before = _open_fds()
+        for _ in range(3):
+            await session()
+        stubborn = StdioTransport(
+            sys.executable, [str(FIXTURES / "stubborn_server.py")], terminate_timeout=0.2
+        )
+        async with Client(stubborn, era="handshake") as client:
+            assert client.server_info.name == "stubborn"
+        with pytest.raises(TransportError):
+            async with Client(StdioTransport("/nonexistent/mcp-server")):
+                pass
+    assert _open_fds() == before

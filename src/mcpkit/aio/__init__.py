@@ -18,7 +18,7 @@ from ._calls import (
 from ._channel import DeliveryFailed, MemoryChannel, MessageChannel, memory_channel_pair
 from ._endpoint import Endpoint
 from ._eventstore import EventStore, MemoryEventStore, Replay
-from ._fdwait import ReadableWaiter
+from ._fdwait import FdReader
 from ._flag import Flag
 from ._route import ReplyRoute, current_route
 
@@ -29,6 +29,7 @@ __all__ = [
     "Subscription",
     "DeliveryFailed",
     "Endpoint",
+    "FdReader",
     "EventStore",
     "Flag",
     "MemoryEventStore",
@@ -39,7 +40,6 @@ __all__ = [
     "NotificationHandler",
     "PROCEED",
     "ProgressCallback",
-    "ReadableWaiter",
     "RequestGate",
     "ReplyRoute",
     "RequestHandler",

@@ -1,22 +1,24 @@
-"""Waiting for a file descriptor to become readable, cheaply when it happens per message.
+"""Reading a non-blocking file descriptor, cheaply when it happens once per message.
 
 ``anyio.wait_readable`` registers the descriptor with the event loop and removes it again
 on every wait: on asyncio two ``epoll_ctl`` calls and a selector update per wait, which
-for a stdio server answering one request at a time is a wait per request. On asyncio,
-:class:`ReadableWaiter` keeps the descriptor registered between waits and only stops
-watching it when it becomes readable while nobody waits (the consumer is busy, e.g. at
-its cap of handlers in flight): the loop's polling is level-triggered, so leaving it
-registered then would wake the loop on every iteration until the data is read. Under trio
-it is ``anyio.wait_readable``.
+for a stdio peer exchanging one message at a time is a wait per message. On asyncio,
+:class:`FdReader` keeps the descriptor registered between reads and reads in the loop's
+callback itself, so a callback that the loop had queued before the data was consumed
+(polling is level-triggered) finds nothing to read and wakes nobody. It stops watching the
+descriptor when it becomes readable while nobody reads (the consumer is busy): left
+registered, it would wake the loop on every iteration until the data is read. Under trio
+it is ``anyio.wait_readable`` and a read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 
 import anyio
 
-__all__ = ["ReadableWaiter"]
+__all__ = ["FdReader"]
 
 
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -26,54 +28,85 @@ def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None  # trio
 
 
-class ReadableWaiter:
-    """Waits until one descriptor is readable; one waiter at a time.
+class FdReader:
+    """Reads a non-blocking descriptor (a pipe, socket or terminal); one reader at a time.
 
     Call :meth:`close` when done with the descriptor (before closing it).
 
     Args:
-        fd: the descriptor (a pipe, socket or terminal: something the loop can poll).
+        fd: the descriptor, already non-blocking.
+        size: bytes asked for per read.
     """
 
-    __slots__ = ("_fd", "_loop", "_registered", "_trio", "_waiter")
+    __slots__ = ("_fd", "_kept", "_loop", "_registered", "_size", "_trio", "_waiter")
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, size: int) -> None:
         self._fd = fd
+        self._size = size
         self._loop: asyncio.AbstractEventLoop | None = None
         self._trio = False
         self._registered = False
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiter: asyncio.Future[bytes] | None = None
+        self._kept: bytes | None = None  # read for a reader that was cancelled meanwhile
 
-    async def wait(self) -> None:
-        """Return once the descriptor is readable (data, end of file or an error).
+    async def read(self) -> bytes:
+        """Wait for data and return it (``b""``: end of file).
 
         Raises:
-            anyio.BusyResourceError: another task is already waiting.
+            OSError: the read failed.
+            anyio.BusyResourceError: another task is already reading.
+            anyio.ClosedResourceError: :meth:`close` was called meanwhile.
         """
+        kept = self._kept
+        if kept is not None:
+            self._kept = None
+            return kept
         loop = self._loop
         if loop is None:
             if self._trio or (loop := _asyncio_loop()) is None:
                 self._trio = True
-                await anyio.wait_readable(self._fd)
-                return
+                return await self._read_trio()
             self._loop = loop
         if self._waiter is not None:
-            raise anyio.BusyResourceError("waiting on the descriptor")
+            raise anyio.BusyResourceError("reading from the descriptor")
         waiter = self._waiter = loop.create_future()
         try:
             if not self._registered:
                 loop.add_reader(self._fd, self._readable)
                 self._registered = True
-            await waiter
+            return await waiter
+        except asyncio.CancelledError:
+            # Cancelled after the callback had read for us: keep the data for the next
+            # read rather than lose it.
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self._kept = waiter.result()
+            raise
         finally:
             self._waiter = None
+
+    async def _read_trio(self) -> bytes:
+        while True:
+            await anyio.wait_readable(self._fd)
+            try:
+                return os.read(self._fd, self._size)
+            except BlockingIOError:
+                continue
 
     def _readable(self) -> None:
         waiter = self._waiter
         if waiter is None:
             self._unregister()
-        elif not waiter.done():
-            waiter.set_result(None)
+            return
+        if waiter.done():
+            return
+        try:
+            chunk = os.read(self._fd, self._size)
+        except BlockingIOError:
+            return  # queued before the data was consumed: nothing new yet
+        except OSError as exc:
+            waiter.set_exception(exc)
+            return
+        waiter.set_result(chunk)
 
     def _unregister(self) -> None:
         if self._registered and self._loop is not None:
@@ -82,7 +115,8 @@ class ReadableWaiter:
                 self._loop.remove_reader(self._fd)
 
     def close(self) -> None:
-        """Stop watching the descriptor (idempotent)."""
+        """Stop watching the descriptor (idempotent); a read in progress raises
+        ``anyio.ClosedResourceError``."""
         self._unregister()
         waiter = self._waiter
         if waiter is not None and not waiter.done():

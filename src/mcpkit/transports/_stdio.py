@@ -18,7 +18,7 @@ from typing import Final
 import anyio
 import anyio.to_thread
 
-from ..aio import ReadableWaiter
+from ..aio import FdReader
 from ..protocol import DEFAULT_LIMITS, FrameTooLarge, Limits, LineBuffer, encode_line
 
 __all__ = [
@@ -45,17 +45,25 @@ class FdChannel:
     """A message channel over two file descriptors (read and write), NDJSON-framed.
 
     The descriptors' blocking mode is changed while the channel is open and restored by
-    :meth:`aclose`; the descriptors themselves are not closed (they belong to the process).
+    :meth:`aclose`; the descriptors themselves are not closed (they belong to the process)
+    unless ``owned``.
 
     Args:
         read_fd: descriptor to read messages from (stdin).
         write_fd: descriptor to write messages to (stdout).
         limits: ``max_message_bytes`` bounds a line.
+        owned: the channel owns the descriptors: :meth:`aclose` closes them (the pipes
+            to a server subprocess), and :meth:`close_write` may close the write side
+            first.
     """
 
-    def __init__(self, read_fd: int, write_fd: int, *, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self, read_fd: int, write_fd: int, *, limits: Limits = DEFAULT_LIMITS, owned: bool = False
+    ) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
+        self._owned = owned
+        self._write_closed = False
         self._buffer = LineBuffer(limits.max_message_bytes)
         self._eof = False
         self._closed = False
@@ -64,11 +72,12 @@ class FdChannel:
         self._drained = False  # the last read returned less than asked: wait before reading
         self._poll_read = _pollable(read_fd)
         self._poll_write = _pollable(write_fd)
-        self._readable = ReadableWaiter(read_fd)
+        self._reader = FdReader(read_fd, _CHUNK)
         self._saved_blocking: dict[int, bool] = {}
         for fd, poll in ((read_fd, self._poll_read), (write_fd, self._poll_write)):
             if poll and fd not in self._saved_blocking:
-                self._saved_blocking[fd] = os.get_blocking(fd)
+                if not owned:
+                    self._saved_blocking[fd] = os.get_blocking(fd)
                 os.set_blocking(fd, False)
 
     async def receive(self) -> bytes | FrameTooLarge:
@@ -101,11 +110,12 @@ class FdChannel:
                 os.read, self._read_fd, _CHUNK, abandon_on_cancel=True
             )
         while True:
-            if self._drained:
-                # The pipe was empty a moment ago: wait instead of a read bound to fail.
-                await self._readable.wait()
             try:
-                chunk = os.read(self._read_fd, _CHUNK)
+                if self._drained:
+                    # The pipe was empty a moment ago: wait instead of a read bound to fail.
+                    chunk = await self._reader.read()
+                else:
+                    chunk = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:
                 self._drained = True
                 continue
@@ -124,7 +134,7 @@ class FdChannel:
             anyio.ClosedResourceError: the channel was closed.
         """
         line = encode_line(message)
-        if self._closed:
+        if self._closed or self._write_closed:
             raise anyio.ClosedResourceError
         written = 0
         if self._poll_write and not self._write_lock.locked():
@@ -142,7 +152,7 @@ class FdChannel:
         # no other send can slip in between).
         data = memoryview(line)[written:]
         async with self._write_lock:
-            if self._closed:
+            if self._closed or self._write_closed:
                 raise anyio.ClosedResourceError
             try:
                 while data:
@@ -158,12 +168,29 @@ class FdChannel:
             except (BrokenPipeError, ConnectionResetError) as exc:
                 raise anyio.BrokenResourceError from exc
 
+    def close_write(self) -> None:
+        """Close the write side (an owned channel): the peer reads end of file. A send
+        waiting for room in the pipe, and any later send, raise
+        ``anyio.ClosedResourceError``."""
+        if not self._owned or self._write_closed:
+            return
+        self._write_closed = True
+        if self._poll_write:
+            anyio.notify_closing(self._write_fd)
+        os.close(self._write_fd)
+
     async def aclose(self) -> None:
-        """Stop using the descriptors and restore their blocking mode."""
+        """Stop using the descriptors: restore their blocking mode, or close them if owned."""
         if self._closed:
             return
         self._closed = True
-        self._readable.close()
+        self._reader.close()
+        if self._owned:
+            self.close_write()
+            if self._poll_read:
+                anyio.notify_closing(self._read_fd)  # a receive waiting (trio) wakes up
+            os.close(self._read_fd)
+            return
         for fd, blocking in self._saved_blocking.items():
             try:
                 os.set_blocking(fd, blocking)

@@ -4,6 +4,11 @@ Shutdown follows ``basic/lifecycle.mdx`` "Shutdown" for stdio: close the server'
 wait, then SIGTERM, wait, then SIGKILL, and always reap the process (no zombies). On POSIX
 the server runs in its own session so the escalation reaches its children too, and a
 Ctrl-C aimed at the client does not kill the server mid-reply.
+
+On POSIX the pipes are the client's own (``os.pipe``), read and written non-blocking on the
+event loop exactly as the server side does (:class:`FdChannel`): no stream-reader layer,
+no buffer of 256 KiB allocated per read; the process itself (start, wait, signals) is
+anyio's. Elsewhere anyio's process streams carry the messages.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import anyio.abc
 
 from ..exceptions import TransportError
 from ..protocol import DEFAULT_LIMITS, FrameTooLarge, Limits, LineBuffer, encode_line
+from ._stdio import FdChannel
 
 __all__ = ["ProcessChannel", "StdioTransport"]
 
@@ -86,6 +92,9 @@ class ProcessChannel:
     def __init__(self, transport: StdioTransport) -> None:
         self._t = transport
         self._process: anyio.abc.Process | None = None
+        # POSIX: the pipes are ours, read and written directly on the event loop (as the
+        # server side does); elsewhere anyio's process streams.
+        self._pipes: FdChannel | None = None
         self._buffer = LineBuffer(transport.limits.max_message_bytes)
         self._eof = False
         self._write_lock = anyio.Lock(fast_acquire=True)
@@ -115,18 +124,32 @@ class ProcessChannel:
             "capture": subprocess.PIPE,
             "devnull": subprocess.DEVNULL,
         }[self._t.stderr]
+        posix = sys.platform != "win32"
+        # The child's ends of our own pipes (non-inheritable here; the child gets them as
+        # its descriptors 0 and 1), closed in this process once it has started.
+        stdin_r, stdin_w = os.pipe() if posix else (subprocess.PIPE, -1)
+        stdout_r, stdout_w = os.pipe() if posix else (-1, subprocess.PIPE)
         try:
             self._process = await anyio.open_process(
                 self._t.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=stdin_r,
+                stdout=stdout_w,
                 stderr=stderr,
                 env=self._t.env,
                 cwd=self._t.cwd,
-                start_new_session=sys.platform != "win32",
+                start_new_session=posix,
             )
-        except OSError as exc:
-            raise TransportError(f"cannot start {self._t.argv[0]!r}: {exc}") from exc
+        except BaseException as exc:  # a cancellation too: the pipes must not leak
+            if posix:
+                for fd in (stdin_r, stdin_w, stdout_r, stdout_w):
+                    os.close(fd)
+            if isinstance(exc, OSError):
+                raise TransportError(f"cannot start {self._t.argv[0]!r}: {exc}") from exc
+            raise
+        if posix:
+            os.close(stdin_r)
+            os.close(stdout_w)
+            self._pipes = FdChannel(stdout_r, stdin_w, limits=self._t.limits, owned=True)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         if self._process.stderr is not None:
@@ -179,6 +202,8 @@ class ProcessChannel:
         Raises:
             anyio.EndOfStream: the server closed its stdout (usually: it exited).
         """
+        if self._pipes is not None:
+            return await self._pipes.receive()
         assert self._process is not None
         assert self._process.stdout is not None
         while True:
@@ -203,6 +228,12 @@ class ProcessChannel:
         Raises:
             anyio.BrokenResourceError: the server is gone.
         """
+        if self._pipes is not None:
+            try:
+                await self._pipes.send(message)
+            except anyio.ClosedResourceError:
+                raise anyio.BrokenResourceError from None  # closed by aclose: the server is gone
+            return
         assert self._process is not None
         assert self._process.stdin is not None
         data = encode_line(message)
@@ -211,10 +242,19 @@ class ProcessChannel:
 
     async def aclose(self) -> None:
         """Shut the server down: close stdin, then SIGTERM, then SIGKILL; reap it."""
+        try:
+            await self._shut_down()
+        finally:
+            if self._pipes is not None:
+                await self._pipes.aclose()
+
+    async def _shut_down(self) -> None:
         process = self._process
         if process is None or process.returncode is not None:
             return
-        if process.stdin is not None:
+        if self._pipes is not None:
+            self._pipes.close_write()
+        elif process.stdin is not None:
             try:
                 await process.stdin.aclose()
             except (anyio.BrokenResourceError, OSError):
