@@ -69,7 +69,8 @@ class FdReader:
             self._loop = loop
         if self._waiter is not None:
             raise anyio.BusyResourceError("reading from the descriptor")
-        waiter = self._waiter = loop.create_future()
+        waiter: asyncio.Future[bytes] = loop.create_future()
+        self._waiter = waiter
         try:
             if not self._registered:
                 loop.add_reader(self._fd, self._readable)
