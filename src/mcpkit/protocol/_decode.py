@@ -157,9 +157,11 @@ def decode_message(
     method = env.method
     if type(method) is str:
         params = env.params
-        # Absent members are the very default objects (identity tests are the cheapest).
-        # (jsonrpc is exactly "2.0": the struct's Literal type checked it.)
-        if env.result is EMPTY and env.error is EMPTY:
+        # Absent members are the very default object, EMPTY (identity tests are the
+        # cheapest): result and error are the same object only when both are absent
+        # (decoded members are distinct objects). (jsonrpc is exactly "2.0": the
+        # struct's Literal type checked it.)
+        if env.result is env.error:
             rid = env.id
             # '{"jsonrpc":"2.0","method":""}' is 29 bytes; ',"params":' 10; ',"id":' 6.
             # Every term is a lower bound of the real member's length, so rest >= 0.
