@@ -345,6 +345,18 @@ async def test_rounds_are_bounded() -> None:
     assert len(fake.calls("prompts/get")) == 4
 
 
+async def test_without_an_overall_deadline_rounds_are_still_bounded() -> None:
+    def forever(params: dict[str, Any]) -> dict[str, Any]:
+        return {"resultType": "input_required", "requestState": "again"}
+
+    handler = modern({"prompts/get": forever})
+    with anyio.fail_after(LIMIT):
+        async with fake_client(handler, max_input_rounds=2, input_deadline=None) as (client, f):
+            with pytest.raises(RemoteProtocolError, match="after 2 rounds"):
+                await client.get_prompt("p")
+    assert len(f.calls("prompts/get")) == 3
+
+
 async def test_rounds_have_an_overall_deadline() -> None:
     never = anyio.Event()
 

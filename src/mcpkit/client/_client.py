@@ -234,7 +234,8 @@ class Client(ServerFacing, Handshake, Stateless, ListenMethods, ClientMethods):
             RemoteProtocolError: the server chose an unsupported protocol version, or
                 (``era="2026-07-28"``) does not speak the stateless era.
         """
-        self._limiter = anyio.Semaphore(self._max_concurrent)
+        # fast_acquire: a free slot is taken without a trip through the event loop.
+        self._limiter = anyio.Semaphore(self._max_concurrent, fast_acquire=True)
         target = self._transport
         candidates = transports_for_url(target) if isinstance(target, str) else [target]
         for index, candidate in enumerate(candidates):
