@@ -9,6 +9,8 @@ results of ``server/discover``, the list methods and ``resources/read``).
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -77,24 +79,41 @@ def finish_modern(server: LowLevelServer, method: str, result: Any) -> Any:
 def finish_handshake(result: Any) -> Any:
     """``result`` without the members only 2026-07-28 defines (a handler may return a
     result with caching hints for both eras; older revisions do not have them)."""
-    if not isinstance(result, msgspec.Struct):
-        return result
-    kind = type(result)
-    names = _MODERN_FIELDS.get(kind)
-    if names is None:
+    strip = _STRIPPERS.get(type(result))
+    if strip is None:
+        strip = _stripper(type(result))
+    return strip(result)
+
+
+def _unchanged(result: Any) -> Any:
+    return result
+
+
+def _stripper(kind: type) -> Callable[[Any], Any]:
+    """For a result type: the function that unsets its 2026-only members (memoized; one
+    C call reads them all, and a type without them costs a dict lookup and a call)."""
+    names: tuple[str, ...] = ()
+    if issubclass(kind, msgspec.Struct):
         fields = kind.__struct_fields__
-        names = _MODERN_FIELDS[kind] = tuple(n for n in _MODERN_ONLY if n in fields)
-    changes: dict[str, Any] | None = None
-    for name in names:
-        if getattr(result, name) is not UNSET:
-            if changes is None:
-                changes = {}
-            changes[name] = UNSET
-    return result if changes is None else msgspec.structs.replace(result, **changes)
+        names = tuple(n for n in _MODERN_ONLY if n in fields)
+    strip: Callable[[Any], Any] = _unchanged
+    if names:
+        read = operator.attrgetter(*names)
+        unset = UNSET if len(names) == 1 else (UNSET,) * len(names)
+        cleared = dict.fromkeys(names, UNSET)
+
+        def strip(result: Any) -> Any:
+            if read(result) == unset:
+                return result
+            return msgspec.structs.replace(result, **cleared)
+
+    if len(_STRIPPERS) < 256:  # bounded: result types are a handful
+        _STRIPPERS[kind] = strip
+    return strip
 
 
-#: Per result type, the members of ``_MODERN_ONLY`` it has (a handful of types).
-_MODERN_FIELDS: dict[type[msgspec.Struct], tuple[str, ...]] = {}
+#: Per result type, its :func:`_stripper`.
+_STRIPPERS: dict[type, Callable[[Any], Any]] = {}
 
 
 def _member(struct: msgspec.Struct, name: str) -> Any:
