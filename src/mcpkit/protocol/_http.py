@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import secrets
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
@@ -288,6 +287,8 @@ def new_session_id() -> str:
     cryptographically secure" and "MUST only contain visible ASCII characters (ranging from
     0x21 to 0x7E)".
     """
+    import secrets  # here, not at import: it loads OpenSSL's hashing, which stdio never needs
+
     return secrets.token_urlsafe(24)
 
 
