@@ -375,10 +375,21 @@ async def test_duplicate_in_flight_id_is_refused(http: RunningServer) -> None:
         assert replies[-1]["result"]["content"][0]["text"] == "released dup"
 
 
-def trickle_headers(port: int, limit: float) -> tuple[bytes, float]:
+def trickle_headers(port: int, limit: float, first: bytes = b"") -> tuple[bytes, float]:
     """Slowloris: send a request line and then one header byte at a time, never the
-    blank line; return what the server sent and how long it kept the connection."""
+    blank line; return what the server sent and how long it kept the connection.
+    ``first``: a whole request sent (and its answer read) before, on the same connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=limit) as sock:
+        if first:
+            sock.sendall(first)
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += sock.recv(65536)
+            head, _, body = answer.partition(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            while len(body) < length:
+                body += sock.recv(65536)
+            assert head.startswith(b"HTTP/1.1 200"), head
         sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ")
         started = time.monotonic()
         received = b""
@@ -408,6 +419,17 @@ async def test_slowloris_headers_are_cut_off() -> None:
     with running_server(app, header_timeout=0.5) as http:
         received, held = await anyio.to_thread.run_sync(trickle_headers, http.port, 10.0)
         assert held < 5.0, f"the server kept a trickling connection for {held:.1f} s"
+        assert received == b"" or received.startswith(b"HTTP/1.1 4"), received[:100]
+        # The same on a kept-alive connection, after a request answered in time: the
+        # deadline moves with each request.
+        body = initialize()
+        first = (
+            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            b"accept: application/json, text/event-stream\r\n"
+            b"content-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        received, held = await anyio.to_thread.run_sync(trickle_headers, http.port, 10.0, first)
+        assert held < 5.0, f"the server kept a trickling keep-alive connection for {held:.1f} s"
         assert received == b"" or received.startswith(b"HTTP/1.1 4"), received[:100]
         # Everyone else is served as before.
         async with httpx.AsyncClient() as client:

@@ -27,9 +27,16 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
         from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
 
     class DeadlineProtocol(base):
-        """Closes connections whose request headers do not arrive in time."""
+        """Closes connections whose request headers do not arrive in time.
 
-        _deadline: asyncio.TimerHandle | None = None
+        The deadline moves with every request, so it is kept as a time, not as a timer
+        per request: one timer per connection checks it when it fires and, if the
+        deadline moved meanwhile, waits for the rest (a ``call_later`` and a ``cancel``
+        per request cost a timer object and two heap operations each).
+        """
+
+        _deadline_at: float | None = None  # when the wait for request headers expires
+        _timer: asyncio.TimerHandle | None = None
         _armed_cycle: object = None
 
         def connection_made(self, transport: Any) -> None:
@@ -39,8 +46,8 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             # A new request cycle exists once a request's headers were parsed.
-            if self._deadline is not None and self.cycle is not self._armed_cycle:
-                self._disarm()
+            if self._deadline_at is not None and self.cycle is not self._armed_cycle:
+                self._deadline_at = None
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -48,21 +55,27 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
                 self._arm()  # ready for the next request on this connection
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
+            self._deadline_at = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             super().connection_lost(exc)
 
         def _arm(self) -> None:
-            self._disarm()
             self._armed_cycle = self.cycle
-            self._deadline = self.loop.call_later(header_timeout, self._expire)
+            self._deadline_at = self.loop.time() + header_timeout
+            if self._timer is None:
+                self._timer = self.loop.call_at(self._deadline_at, self._check)
 
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _expire(self) -> None:
-            self._deadline = None
+        def _check(self) -> None:
+            self._timer = None
+            deadline = self._deadline_at
+            if deadline is None:
+                return  # a request arrived in time; the next wait arms again
+            if self.loop.time() < deadline:
+                self._timer = self.loop.call_at(deadline, self._check)  # it moved: wait on
+                return
+            self._deadline_at = None
             if self.cycle is self._armed_cycle and not self.transport.is_closing():
                 logger.info("closing a connection that sent no complete request in time")
                 self.transport.close()
