@@ -125,6 +125,23 @@ async def test_unknown_method_is_405(http: RunningServer, method: str) -> None:
     assert "POST" in response.headers["allow"]
 
 
+async def test_head_answers_headers_only_and_the_connection_goes_on(http: RunningServer) -> None:
+    """HEAD: the answer's headers carry a Content-Length but no body follows (the
+    built-in runner writes headers and body together when it can; here only headers)."""
+    async with httpx.AsyncClient() as client:
+        # Promptly: headers held for a body that never comes would otherwise go out only
+        # when the connection closes (keep-alive timeout, 5 s).
+        with anyio.fail_after(3):
+            head = await client.head(url_of(http), headers=JSON_HEADERS)
+        assert head.status_code == 405
+        assert int(head.headers["content-length"]) > 0
+        assert head.content == b""
+        # The same kept-alive connection serves the next request.
+        response = await client.post(url_of(http), content=initialize(), headers=JSON_HEADERS)
+        assert response.status_code == 200
+        assert response.json()["result"]["protocolVersion"] == "2025-11-25"
+
+
 async def test_wrong_path_is_404(http: RunningServer) -> None:
     async with httpx.AsyncClient() as client:
         response = await client.post(

@@ -4,7 +4,8 @@ uvicorn gives a new connection no deadline to send its request headers (uvicorn 
 #157), so a client trickling bytes holds a connection forever (slowloris). The protocol
 classes here close a connection whose request headers are not complete within
 ``header_timeout`` seconds of it being ready for a request; mcpkit's ASGI apps bound the
-body themselves.
+body themselves. A response with a ``Content-Length`` goes out in one write, headers and
+body together (see :class:`_Coalescing`): one ``send`` system call per JSON answer, not two.
 """
 
 from __future__ import annotations
@@ -13,11 +14,76 @@ import asyncio
 import logging
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["HttpServer", "serve_http"]
 
 logger = logging.getLogger("mcpkit.transports.http")
+
+
+class _Coalescing:
+    """A connection's transport that sends a response's headers and its body in one
+    write (one ``send`` system call instead of two) when the body follows at once.
+
+    uvicorn writes the status line and headers when the app sends
+    ``http.response.start``, and the body when it sends ``http.response.body``; for a
+    response with a ``Content-Length`` (every JSON answer) the headers are held until the
+    first body write, which carries them. Anything else (chunked and streamed responses,
+    WebSocket frames, ``100 Continue``) is written at once. Everything else is the
+    transport's own.
+    """
+
+    __slots__ = ("_held", "_held_for", "_protocol", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, protocol: Any) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._held: bytes | None = None
+        self._held_for: object = None  # the request cycle whose headers were held
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held + data)
+            return
+        cycle = getattr(self._protocol, "cycle", None)
+        if (
+            cycle is not None
+            and cycle is not self._held_for
+            and getattr(cycle, "response_started", False)
+            and not getattr(cycle, "response_complete", True)
+            and getattr(cycle, "chunked_encoding", None) is False
+            and getattr(cycle, "expected_content_length", 0) > 0
+        ):
+            # The headers of a response whose body comes next (the first write of the
+            # cycle once its response started): hold them for it.
+            self._held_for = cycle
+            self._held = bytes(data)
+            return
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            if not self._transport.is_closing():
+                self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self.flush()  # an upgrade (WebSocket): the new protocol writes at once
+        self._protocol = protocol
+        self._transport.set_protocol(protocol)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
@@ -35,12 +101,14 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
         per request cost a timer object and two heap operations each).
         """
 
+        _writes: _Coalescing
         _deadline_at: float | None = None  # when the wait for request headers expires
         _timer: asyncio.TimerHandle | None = None
         _armed_cycle: object = None
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            self._writes = _Coalescing(transport, self)
+            super().connection_made(cast(asyncio.Transport, self._writes))
             self._arm()
 
         def data_received(self, data: bytes) -> None:
@@ -50,6 +118,7 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
                 self._deadline_at = None
 
         def on_response_complete(self) -> None:
+            self._writes.flush()  # headers held for a body that never came
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._arm()  # ready for the next request on this connection
