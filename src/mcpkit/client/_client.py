@@ -30,7 +30,6 @@ from ..types import (
     InitializeResult,
     LoggingLevel,
     RequestId,
-    ServerCapabilities,
     Tool,
 )
 from ._cache import ResultCache
@@ -43,6 +42,7 @@ from ._callbacks import (
     capabilities_for,
 )
 from ._handshake import Handshake
+from ._info import ServerInfo
 from ._lenient import lenient_decode
 from ._listen import ListenMethods, ListenStream
 from ._methods import ClientMethods, Timeout
@@ -72,7 +72,7 @@ class ClientTransport(Protocol):
         ...
 
 
-class Client(ServerFacing, Handshake, Stateless, ListenMethods, ClientMethods):
+class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, ClientMethods):
     """An MCP client session. Use ``async with`` (enter and exit in the same task)::
 
         async with Client(StdioTransport("python", ["server.py"])) as client:
@@ -304,42 +304,6 @@ class Client(ServerFacing, Handshake, Stateless, ListenMethods, ClientMethods):
         channel = None if self._endpoint is None else self._endpoint.channel
         known = getattr(channel, "tool_definitions", None)
         return known if isinstance(known, dict) else None
-
-    def _require_init(self) -> InitializeResult | ModernServer:
-        if self._modern is not None:
-            return self._modern
-        if self._init is None:
-            raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
-        return self._init
-
-    @property
-    def protocol_version(self) -> str:
-        """The protocol version in use (chosen by ``initialize``, or the stateless one)."""
-        state = self._require_init()
-        return state.version if isinstance(state, ModernServer) else state.protocol_version
-
-    @property
-    def server_info(self) -> Implementation:
-        """The server's self-reported name and version (on 2026-07-28, from
-        ``server/discover``; empty when the server did not say)."""
-        return self._require_init().server_info
-
-    @property
-    def server_capabilities(self) -> ServerCapabilities:
-        """What the server offers."""
-        state = self._require_init()
-        return (
-            state.discovered.capabilities
-            if isinstance(state, ModernServer)
-            else (state.capabilities)
-        )
-
-    @property
-    def instructions(self) -> str | None:
-        """The server's instructions for the model, if any."""
-        state = self._require_init()
-        found = state.discovered if isinstance(state, ModernServer) else state
-        return None if found.instructions is UNSET else found.instructions
 
     # -- generic requests ---------------------------------------------------------------
 

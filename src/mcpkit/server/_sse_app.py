@@ -20,7 +20,6 @@ from urllib.parse import parse_qs, quote
 
 import anyio
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..exceptions import LocalProtocolError
 from ..protocol import (
@@ -47,6 +46,7 @@ from ._asgi import (
     respond_error,
 )
 from ._session import ServerSession
+from ._sse_session import LegacySession
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -60,74 +60,6 @@ _SSE_HEADERS: Final = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),  # reverse proxies must not buffer the stream
 ]
-#: POSTed messages waiting for the session's receive loop (which drains them promptly).
-_INBOUND_BUFFER: Final = 64
-
-
-class _Channel:
-    """The session's message channel: ``send`` writes ``message`` events to the GET
-    response, ``receive`` yields what POSTs delivered."""
-
-    __slots__ = ("_in_receive", "_in_send", "closed", "sink")
-
-    def __init__(self, sink: Sink) -> None:
-        self.sink = sink
-        self._in_send: MemoryObjectSendStream[bytes]
-        self._in_receive: MemoryObjectReceiveStream[bytes]
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](_INBOUND_BUFFER)
-        self.closed = False
-
-    async def send(self, message: bytes) -> None:
-        if self.closed:
-            raise anyio.ClosedResourceError
-        # 2024-11-05: "Server messages are sent as SSE message events".
-        if not self.sink.put(encode_event(message, event="message")):
-            raise anyio.BrokenResourceError  # the client left, or fell too far behind
-
-    async def receive(self) -> bytes:
-        try:
-            return await self._in_receive.receive()
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise anyio.EndOfStream from None
-
-    async def deliver(self, message: bytes, timeout: float) -> bool | None:
-        """Queue a POSTed message: True once queued, False when the session has ended,
-        None when the session did not take it within ``timeout`` seconds."""
-        try:
-            with anyio.move_on_after(timeout):
-                await self._in_send.send(message)
-                return True
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return False
-        return None
-
-    def shut(self) -> None:
-        """Take no more messages (POSTs now get 404) and end the response after what is
-        queued."""
-        self.closed = True
-        self._in_send.close()
-        self.sink.finish()
-
-    async def aclose(self) -> None:
-        self.shut()
-        self._in_receive.close()
-
-
-class _LegacySession:
-    """One client's session: the GET response it streams to and the MCP session."""
-
-    __slots__ = ("channel", "id", "run_scope", "server_session")
-
-    def __init__(self, server: LowLevelServer, session_id: str, sink: Sink) -> None:
-        self.id = session_id
-        self.channel = _Channel(sink)
-        self.server_session = ServerSession(server, self.channel)
-        self.run_scope = anyio.CancelScope()
-
-    def close(self) -> None:
-        """End the session from the server's side (its stream ends normally)."""
-        self.channel.shut()
-        self.run_scope.cancel()
 
 
 class SSEApp:
@@ -200,7 +132,7 @@ class SSEApp:
         self.body_timeout = body_timeout
         self.keepalive = keepalive
         self.max_stream_buffer = max_stream_buffer
-        self.sessions: dict[str, _LegacySession] = {}
+        self.sessions: dict[str, LegacySession] = {}
         self.on_session_closed: Callable[[ServerSession], None] | None = None
 
     def close_all(self) -> None:
@@ -318,7 +250,7 @@ class SSEApp:
             )
             return
         sink = Sink(self.max_stream_buffer)
-        session = _LegacySession(self.server, new_session_id(), sink)
+        session = LegacySession(self.server, new_session_id(), sink)
         self.sessions[session.id] = session
         self.server.sessions.add(session.server_session)
         try:
@@ -342,7 +274,7 @@ class SSEApp:
                 self.on_session_closed(session.server_session)
 
     @staticmethod
-    async def _run_session(session: _LegacySession) -> None:
+    async def _run_session(session: LegacySession) -> None:
         try:
             with session.run_scope:
                 await session.server_session.run()
@@ -351,7 +283,7 @@ class SSEApp:
 
     # -- POST: a client message ------------------------------------------------------------
 
-    def _lookup(self, scope: Scope) -> _LegacySession | tuple[int, str]:
+    def _lookup(self, scope: Scope) -> LegacySession | tuple[int, str]:
         query: bytes = scope.get("query_string", b"")
         values = parse_qs(query.decode("latin-1")).get("session_id", [])
         if not values:

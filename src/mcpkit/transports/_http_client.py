@@ -33,13 +33,15 @@ from ..exceptions import (
 )
 from ..types import RequestId, Tool
 from ._http_client_exchange import _JSON, _SESSION, _SSE, Exchanges, _Item
+from ._http_client_messages import (
+    classify,
+    describe_failure,
+    describe_http_error,
+)
 from ._http_client_modern import modern_headers
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
     HTTPX_IMPORT_ERROR,
-    classify,
-    describe_failure,
-    describe_http_error,
     read_body,
 )
 

@@ -20,17 +20,19 @@ from ..aio import DeliveryFailed
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, SessionExpiredError
 from ..protocol import SSEParser, media_type, valid_session_id
 from ..types import V2025_03_26, RequestId
-from ._http_client_streams import (
-    ERROR_BODY_LIMIT,
-    HTTPX_IMPORT_ERROR,
+from ._http_client_messages import (
     Outgoing,
-    Resumer,
     describe_failure,
     describe_http_error,
     error_answer_id,
     is_response,
     negotiated_version,
     peek_incoming,
+)
+from ._http_client_streams import (
+    ERROR_BODY_LIMIT,
+    HTTPX_IMPORT_ERROR,
+    Resumer,
     read_body,
     read_events,
 )

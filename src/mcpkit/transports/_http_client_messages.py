@@ -1,0 +1,171 @@
+"""The Streamable HTTP client's view of messages: what an outgoing message is (its
+request ids, whether it is ``initialize`` or a cancellation), what an incoming one is,
+and one-line explanations of a refused POST. No I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from ..exceptions import RemoteProtocolError
+from ..protocol import media_type
+from ..types import RequestId
+
+__all__ = [
+    "Outgoing",
+    "classify",
+    "describe_failure",
+    "describe_http_error",
+    "error_answer_id",
+    "is_response",
+    "negotiated_version",
+    "peek_incoming",
+]
+
+_EXCERPT: Final = 200
+
+
+class _Peek(msgspec.Struct):
+    """The members of a JSON-RPC message that say what it is (the rest stays unparsed)."""
+
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+
+class _ErrorObject(msgspec.Struct):
+    code: int
+    message: str
+
+
+class _ErrorBody(msgspec.Struct):
+    error: _ErrorObject
+    id: int | str | None = None
+
+
+class _CancelParams(msgspec.Struct, rename="camel"):
+    request_id: int | str
+
+
+class _Cancel(msgspec.Struct):
+    params: _CancelParams
+
+
+class _InitResult(msgspec.Struct, rename="camel"):
+    protocol_version: str
+
+
+_PEEK: Final = msgspec.json.Decoder(_Peek | list[_Peek])
+_ERROR_BODY: Final = msgspec.json.Decoder(_ErrorBody)
+_CANCEL: Final = msgspec.json.Decoder(_Cancel)
+_INIT_RESULT: Final = msgspec.json.Decoder(_InitResult)
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """What a message we send is: the ids of the requests in it (they expect an answer)."""
+
+    request_ids: tuple[RequestId, ...]
+    methods: tuple[str, ...]
+    initialize_id: RequestId | None = None
+    cancelled_id: RequestId | None = None
+
+
+def classify(message: bytes) -> Outgoing:
+    """Classify an outgoing message (a request has ``id`` and ``method``; a notification
+    only ``method``; a response only ``id``). Undecodable input counts as "no request": the
+    server's refusal is then reported by the POST."""
+    try:
+        decoded = _PEEK.decode(message)
+    except msgspec.DecodeError:
+        return Outgoing((), ())
+    items = decoded if isinstance(decoded, list) else [decoded]
+    ids: list[RequestId] = []
+    methods: list[str] = []
+    initialize_id: RequestId | None = None
+    cancelled_id: RequestId | None = None
+    for item in items:
+        if isinstance(item.method, str):
+            methods.append(item.method)
+            if isinstance(item.id, (int, str)):
+                ids.append(item.id)
+                if item.method == "initialize":
+                    initialize_id = item.id
+            elif item.method == "notifications/cancelled" and not isinstance(decoded, list):
+                try:
+                    cancelled_id = _CANCEL.decode(message).params.request_id
+                except msgspec.DecodeError:
+                    pass
+    return Outgoing(tuple(ids), tuple(methods), initialize_id, cancelled_id)
+
+
+def peek_incoming(data: bytes, *, allow_batch: bool) -> list[_Peek]:
+    """Check that ``data`` is one JSON-RPC message object (or, when batches are allowed,
+    an array of them) and return what identifies each.
+
+    Raises:
+        RemoteProtocolError: invalid JSON, or not an object (or allowed array).
+    """
+    try:
+        decoded = _PEEK.decode(data)
+    except msgspec.DecodeError as exc:
+        raise RemoteProtocolError(f"the server sent an invalid JSON-RPC message: {exc}") from None
+    if isinstance(decoded, list):
+        if not allow_batch or not decoded:
+            raise RemoteProtocolError(
+                "the server sent a JSON array, which is only a batch in protocol 2025-03-26"
+            )
+        return decoded
+    return [decoded]
+
+
+def is_response(peek: _Peek) -> bool:
+    """Whether the peeked message is a response (it has ``result`` or ``error``)."""
+    return peek.method is UNSET and (peek.result is not UNSET or peek.error is not UNSET)
+
+
+def negotiated_version(peek: _Peek) -> str | None:
+    """``result.protocolVersion`` of an ``initialize`` response, if it has one."""
+    if not isinstance(peek.result, Raw):
+        return None
+    try:
+        return _INIT_RESULT.decode(peek.result).protocol_version
+    except msgspec.DecodeError:
+        return None
+
+
+def error_answer_id(body: bytes) -> RequestId | None:
+    """The id of a JSON-RPC error response in an HTTP error body, if it is one."""
+    try:
+        parsed = _ERROR_BODY.decode(body)
+    except msgspec.DecodeError:
+        return None
+    return parsed.id
+
+
+def describe_failure(status: int, content_type: str | None, body: bytes) -> str:
+    """One line saying why the server refused a message: the JSON-RPC error it sent, else
+    the content type and a short excerpt of the body."""
+    try:
+        error = _ERROR_BODY.decode(body).error
+    except msgspec.DecodeError:
+        pass
+    else:
+        return f"HTTP {status}: {error.message} (JSON-RPC code {error.code})"
+    kind = media_type(content_type) or "no content type"
+    excerpt = " ".join(body[:_EXCERPT].decode("utf-8", "replace").split())
+    if not excerpt:
+        return f"HTTP {status} ({kind}, empty body)"
+    more = "..." if len(body) > _EXCERPT else ""
+    return f"HTTP {status} ({kind}): {excerpt}{more}"
+
+
+def describe_http_error(exc: Exception) -> str:
+    """``TypeName: message`` of an httpx error (some have an empty message)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
