@@ -3,11 +3,13 @@ death, shutdown escalation, stderr handling)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 
 import anyio
 import pytest
@@ -180,3 +182,65 @@ async def test_the_client_leaves_no_descriptor_open(echo_server_argv: list[str])
             async with Client(StdioTransport("/nonexistent/mcp-server")):
                 pass
     assert _open_fds() == before
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime (fields 14 and 15)
+
+
+def test_a_client_that_stops_reading_does_not_make_the_server_spin(
+    echo_server_argv: list[str],
+) -> None:
+    """With its stdout full the server stops reading stdin; unread input must not wake its
+    event loop over and over (stdin's registration is dropped while nobody reads)."""
+    process = subprocess.Popen(echo_server_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+        process.stdin.write(json.dumps(init).encode() + b"\n")
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        process.stdin.flush()
+        assert b'"result"' in process.stdout.readline()
+        # Answers of 200 KB each fill the server's stdout at once; we never read them.
+        os.set_blocking(process.stdin.fileno(), False)
+        call = {
+            "jsonrpc": "2.0",
+            "method": "tools/call",
+            "params": {"name": "blob", "arguments": {"size": 200_000}},
+        }
+        sent = 0
+        give_up = time.monotonic() + 10
+        while time.monotonic() < give_up:
+            line = json.dumps({**call, "id": sent + 1}).encode() + b"\n"
+            try:
+                written = os.write(process.stdin.fileno(), line)
+            except BlockingIOError:
+                break  # stdin is full too: the server stopped reading
+            if written < len(line):
+                break
+            sent += 1
+        else:
+            raise AssertionError("the server kept reading although nobody read its answers")
+        before = _cpu_ticks(process.pid)
+        time.sleep(1.0)  # the measurement window (not a synchronisation)
+        used = _cpu_ticks(process.pid) - before
+        # A loop woken on every turn by unread input burns the whole core (~100 ticks).
+        assert used <= 30, f"the server used {used} ticks of CPU in 1 s while blocked"
+    finally:
+        process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
