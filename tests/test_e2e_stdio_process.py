@@ -17,7 +17,7 @@ import pytest
 from mcpkit.client import Client, StdioTransport
 from mcpkit.exceptions import TransportError
 
-from ._rawstdio import RawStdioServer
+from ._rawstdio import INIT_PARAMS, RawStdioServer
 from .conftest import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -199,16 +199,7 @@ def test_a_client_that_stops_reading_does_not_make_the_server_spin(
     assert process.stdin is not None
     assert process.stdout is not None
     try:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        }
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
         process.stdin.write(json.dumps(init).encode() + b"\n")
         process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         process.stdin.flush()

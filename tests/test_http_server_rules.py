@@ -441,10 +441,9 @@ async def test_slowloris_headers_are_cut_off() -> None:
         # deadline moves with each request.
         body = initialize()
         first = (
-            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-            b"accept: application/json, text/event-stream\r\n"
-            b"content-length: %d\r\n\r\n%s" % (len(body), body)
-        )
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            f"accept: {ACCEPT_BOTH}\r\ncontent-length: {len(body)}\r\n\r\n"
+        ).encode() + body
         received, held = await anyio.to_thread.run_sync(trickle_headers, http.port, 10.0, first)
         assert held < 5.0, f"the server kept a trickling keep-alive connection for {held:.1f} s"
         assert received == b"" or received.startswith(b"HTTP/1.1 4"), received[:100]

@@ -18,14 +18,9 @@ import os
 
 import anyio
 
+from ._endpoint import _running_asyncio_loop
+
 __all__ = ["FdReader"]
-
-
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None  # trio
 
 
 class FdReader:
@@ -63,7 +58,7 @@ class FdReader:
             return kept
         loop = self._loop
         if loop is None:
-            if self._trio or (loop := _asyncio_loop()) is None:
+            if self._trio or (loop := _running_asyncio_loop()) is None:
                 self._trio = True
                 return await self._read_trio()
             self._loop = loop

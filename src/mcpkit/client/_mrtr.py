@@ -204,34 +204,28 @@ async def run_rounds(
             invalid result.
         RequestTimeoutError: the rounds took longer than ``deadline`` seconds in all.
     """
+
+    async def rounds() -> tuple[bytes, ResultKind, bool]:
+        current = params
+        for round_ in range(max_rounds + 1):
+            raw = await send(current)
+            kind = result_kind(raw, method)
+            if kind.result_type == "complete":
+                return raw, kind, round_ > 0
+            if round_ == max_rounds:
+                break
+            current = {name: value for name, value in params.items() if name not in _RETRY}
+            if kind.input_requests is not UNSET:
+                current["inputResponses"] = await fulfil(kind.input_requests)
+            if kind.request_state is not UNSET:
+                current["requestState"] = kind.request_state
+        raise RemoteProtocolError(
+            f"the server still needs input for {method} after {max_rounds} rounds"
+        )
+
     if deadline is None:  # no cancel scope to set up (each request has its own timeout)
-        return await _rounds(send, method, params, fulfil, max_rounds)
+        return await rounds()
     with anyio.move_on_after(deadline) as scope:
-        return await _rounds(send, method, params, fulfil, max_rounds)
+        return await rounds()
     assert scope.cancel_called
     raise RequestTimeoutError(f"{method} needed input for longer than {deadline} s in all")
-
-
-async def _rounds(
-    send: Send,
-    method: str,
-    params: dict[str, Any],
-    fulfil: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
-    max_rounds: int,
-) -> tuple[bytes, ResultKind, bool]:
-    current = params
-    for rounds in range(max_rounds + 1):
-        raw = await send(current)
-        kind = result_kind(raw, method)
-        if kind.result_type == "complete":
-            return raw, kind, rounds > 0
-        if rounds == max_rounds:
-            break
-        current = {name: value for name, value in params.items() if name not in _RETRY}
-        if kind.input_requests is not UNSET:
-            current["inputResponses"] = await fulfil(kind.input_requests)
-        if kind.request_state is not UNSET:
-            current["requestState"] = kind.request_state
-    raise RemoteProtocolError(
-        f"the server still needs input for {method} after {max_rounds} rounds"
-    )

@@ -27,7 +27,6 @@ from ._inputs import InputRequest, InputRound, check_modern, no_input
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
-    from ._modern import ModernRequest
     from ._session import ServerSession
 
 __all__ = ["Asking", "Elicitation"]
@@ -69,14 +68,11 @@ class Asking(InputBuilders):
 
     __slots__ = ()
 
-    if TYPE_CHECKING:
-        modern: ModernRequest | None
+    if TYPE_CHECKING:  # (modern and protocol_version: see InputBuilders)
         session: ServerSession
         method: str
         _inputs: InputRound | None
 
-        @property
-        def protocol_version(self) -> str | None: ...
         @property
         def client_capabilities(self) -> ClientCapabilities: ...
         @property

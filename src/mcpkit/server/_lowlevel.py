@@ -43,11 +43,12 @@ from ..types import (
 )
 from ._context import RequestContext
 from ._listen import serve_listen
+from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
 
 if TYPE_CHECKING:
-    from ._request_state import RequestStateSealer
+    pass
 
 __all__ = ["LowLevelServer", "ToolHandler", "ToolResult"]
 
@@ -187,10 +188,6 @@ class LowLevelServer(Running):
     def request_state(self) -> RequestStateSealer:
         """The sealer of multi round-trip states (created on first use)."""
         if self._request_state is None:
-            # Imported here: hashing and the secrets module cost start-up time that a
-            # server without multi round trips never needs.
-            from ._request_state import RequestStateSealer
-
             self._request_state = RequestStateSealer()
         return self._request_state
 

@@ -79,9 +79,8 @@ def finish_modern(server: LowLevelServer, method: str, result: Any) -> Any:
 def finish_handshake(result: Any) -> Any:
     """``result`` without the members only 2026-07-28 defines (a handler may return a
     result with caching hints for both eras; older revisions do not have them)."""
-    strip = _STRIPPERS.get(type(result))
-    if strip is None:
-        strip = _stripper(type(result))
+    kind = type(result)
+    strip = _STRIPPERS.get(kind) or _stripper(kind)
     return strip(result)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import logging
 import os
 import time
@@ -116,13 +118,7 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-# hashlib, hmac and secrets are imported where used: they load OpenSSL, which costs
-# start-up time that a server without multi round trips (most) never needs.
-
-
 def _key_id(key: bytes) -> str:
-    import hashlib
-
     return _b64(hashlib.sha256(b"mcpkit request-state key id\0" + key).digest()[:6])
 
 
@@ -164,9 +160,7 @@ class RequestStateSealer:
     ) -> None:
         if keys is None:
             configured = os.environ.get(KEYS_ENV, "")
-            import secrets
-
-            keys = [k for k in configured.split(",") if k] or [secrets.token_bytes(32)]
+            keys = [k for k in configured.split(",") if k] or [os.urandom(32)]
         encoded = [k.encode() if isinstance(k, str) else bytes(k) for k in keys]
         if not encoded:
             raise LocalProtocolError("RequestStateSealer needs at least one key")
@@ -189,9 +183,6 @@ class RequestStateSealer:
             )
 
     def _mac(self, key: bytes, signed: str) -> str:
-        import hashlib
-        import hmac
-
         return _b64(hmac.new(key, signed.encode("ascii"), hashlib.sha256).digest())
 
     def new_state(
@@ -207,14 +198,12 @@ class RequestStateSealer:
         Raises:
             RPCError: -32603, the sealed state would exceed ``max_bytes``.
         """
-        import secrets
-
         state = SealedState(
             method=method,
             target=target,
             arguments=arguments,
             expires_at=int(self._clock() + self.ttl),
-            nonce=secrets.token_urlsafe(12),
+            nonce=_b64(os.urandom(12)),  # what secrets.token_urlsafe(12) is
             pending=pending,
             answers=answers,
         )
@@ -245,8 +234,6 @@ class RequestStateSealer:
         if key is None:
             raise _invalid("was sealed with a key this server does not hold (rotated out?)")
         expected = self._mac(key, f"{parts[0]}.{parts[1]}.{parts[2]}")
-        import hmac
-
         if not hmac.compare_digest(expected.encode("ascii"), parts[3].encode("ascii", "replace")):
             raise _invalid("failed its integrity check (tampered with or forged)")
         try:

@@ -45,7 +45,7 @@ class _Coalescing:
         held = self._held
         if held is not None:
             self._held = None
-            self._transport.write(held + data)
+            self._transport.writelines((held, data))  # no copy where sendmsg is used
             return
         cycle = getattr(self._protocol, "cycle", None)
         if (
