@@ -185,6 +185,20 @@ class Inbound:
             self,  # type: ignore[arg-type]
             route,
         )
+        if event.request_id in self._handlers:
+            # The connection retired this id when its answer was encoded, but the answer is
+            # still being written: for the peer the id is still in flight, so reusing it is
+            # refused like any duplicate (and the first handler's bookkeeping stays its own).
+            await self._reply_error(
+                request,
+                ErrorObject(
+                    code=ErrorCode.INVALID_REQUEST,
+                    message=(
+                        f"Invalid Request: request id {event.request_id!r} is already in flight"
+                    ),
+                ),
+            )
+            return None
         if self._gate is not None:
             try:
                 outcome = self._gate(request)

@@ -98,12 +98,14 @@ class Outbound:
         waiter.hard_deadline = math.inf if max_timeout is None else now + max_timeout
         sent = False
         try:
-            await self.send_raw(data)
-            sent = True
+            # The deadlines cover the send too: a peer that stops reading must not hold
+            # the caller past its timeout (basic/lifecycle.mdx, "Timeouts").
             with anyio.CancelScope(
                 deadline=min(now + waiter.timeout, waiter.hard_deadline)
             ) as scope:
                 waiter.scope = scope
+                await self.send_raw(data)
+                sent = True
                 while True:
                     await waiter.changed.wait()
                     waiter.changed = anyio.Event()
@@ -112,11 +114,14 @@ class Outbound:
                     if waiter.done:
                         break
             if scope.cancelled_caught and not waiter.done:
-                await self._send_cancel(rid, "timed out")
+                if sent:
+                    await self._send_cancel(rid, "timed out")
                 raise RequestTimeoutError(f"{method} got no response in time")
-        except BaseException as exc:
-            if not sent and isinstance(exc, MessageNotDelivered):
-                self.connection.forget(rid)  # never reached the peer: nothing to cancel
+        except BaseException:
+            if not sent:
+                # The send did not complete (refused, cancelled, or timed out): the peer
+                # never got the request, so there is nothing to cancel on the wire.
+                self.connection.forget(rid)
             elif not waiter.done:
                 with anyio.CancelScope(shield=True):
                     await self._send_cancel(rid, "cancelled by the caller")
