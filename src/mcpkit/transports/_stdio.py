@@ -33,6 +33,9 @@ __all__ = [
 #: buffer comes from the heap: 256 KiB cost an mmap, an mremap and an munmap per read.
 _CHUNK: Final = 64 * 1024
 
+#: The default bound on finishing a line already started (see ``FdChannel``).
+FINISH_LINE_TIMEOUT: Final = 5.0
+
 
 def _pollable(fd: int) -> bool:
     if sys.platform == "win32":
@@ -55,15 +58,27 @@ class FdChannel:
         owned: the channel owns the descriptors: :meth:`aclose` closes them (the pipes
             to a server subprocess), and :meth:`close_write` may close the write side
             first.
+        finish_line_timeout: once part of a line is in the pipe, the rest is written even
+            if the sender is cancelled (half a line would run into the next message and
+            corrupt both), for at most this many seconds; a reader stalled longer leaves
+            the stream unusable, and the channel reports itself broken.
     """
 
     def __init__(
-        self, read_fd: int, write_fd: int, *, limits: Limits = DEFAULT_LIMITS, owned: bool = False
+        self,
+        read_fd: int,
+        write_fd: int,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        owned: bool = False,
+        finish_line_timeout: float = FINISH_LINE_TIMEOUT,
     ) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
         self._owned = owned
         self._write_closed = False
+        self._broken = False  # a line was left half written: the framing is lost
+        self._finish_line_timeout = finish_line_timeout
         self._buffer = LineBuffer(limits.max_message_bytes)
         self._eof = False
         self._closed = False
@@ -130,12 +145,15 @@ class FdChannel:
         """Write one message and its newline, whole (concurrent sends never interleave).
 
         Raises:
-            anyio.BrokenResourceError: the reader of stdout is gone.
+            anyio.BrokenResourceError: the reader of stdout is gone, or stalled past the
+                finishing bound with a line half written (this send's or an earlier one's).
             anyio.ClosedResourceError: the channel was closed.
         """
         line = encode_line(message)
         if self._closed or self._write_closed:
             raise anyio.ClosedResourceError
+        if self._broken:
+            raise anyio.BrokenResourceError("a message was left half written")
         written = 0
         if self._poll_write and not self._write_lock.locked():
             # The common case without the lock: nobody else is writing and the pipe takes
@@ -154,19 +172,40 @@ class FdChannel:
         async with self._write_lock:
             if self._closed or self._write_closed:
                 raise anyio.ClosedResourceError
-            try:
-                while data:
-                    if not self._poll_write:
-                        written = await anyio.to_thread.run_sync(os.write, self._write_fd, data)
-                    else:
-                        try:
-                            written = os.write(self._write_fd, data)
-                        except BlockingIOError:
-                            await anyio.wait_writable(self._write_fd)
-                            continue
-                    data = data[written:]
-            except (BrokenPipeError, ConnectionResetError) as exc:
-                raise anyio.BrokenResourceError from exc
+            if self._broken:
+                raise anyio.BrokenResourceError("a message was left half written")
+            with anyio.CancelScope() as finishing:
+                if len(data) < len(line):
+                    self._finish_line(finishing)
+                try:
+                    while data:
+                        if not self._poll_write:
+                            written = await anyio.to_thread.run_sync(os.write, self._write_fd, data)
+                        else:
+                            try:
+                                written = os.write(self._write_fd, data)
+                            except BlockingIOError:
+                                await anyio.wait_writable(self._write_fd)
+                                continue
+                        data = data[written:]
+                        if data and not finishing.shield:
+                            self._finish_line(finishing)
+                except (BrokenPipeError, ConnectionResetError) as exc:
+                    raise anyio.BrokenResourceError from exc
+            if data:
+                # The reader stalled past the bound with the line half written: whatever is
+                # sent next would be read as the rest of it. The peer of an owned pipe gets
+                # end of file instead (and reports the cut line).
+                self._broken = True
+                self.close_write()
+                raise anyio.BrokenResourceError(
+                    f"the reader took more than {self._finish_line_timeout} s to take a message"
+                )
+
+    def _finish_line(self, scope: anyio.CancelScope) -> None:
+        """Shield the rest of a line already started, within the finishing bound."""
+        scope.shield = True
+        scope.deadline = anyio.current_time() + self._finish_line_timeout
 
     def close_write(self) -> None:
         """Close the write side (an owned channel): the peer reads end of file. A send

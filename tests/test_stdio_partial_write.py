@@ -1,0 +1,94 @@
+"""A line half written to a pipe is never cut by cancelling its sender: the rest follows
+(within a bound) so the next message starts on a line of its own; a reader stalled past
+the bound leaves the channel broken instead of corrupting what follows."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+
+from mcpkit.transports import FdChannel
+
+pytestmark = pytest.mark.anyio
+
+#: Far more than a pipe holds (64 KiB on Linux), so the write is left half done.
+BIG = b'{"jsonrpc":"2.0","method":"notifications/acme","params":{"x":"' + b"a" * 1_000_000 + b'"}}'
+NEXT = b'{"jsonrpc":"2.0","method":"notifications/next"}'
+
+
+@asynccontextmanager
+async def channel_and_reader(
+    finish_line_timeout: float = 5.0,
+) -> AsyncIterator[tuple[FdChannel, int]]:
+    """A channel writing into a pipe whose read end (non-blocking) the test holds."""
+    unused_r, unused_w = os.pipe()
+    data_r, data_w = os.pipe()
+    os.set_blocking(data_r, False)
+    channel = FdChannel(unused_r, data_w, owned=True, finish_line_timeout=finish_line_timeout)
+    try:
+        yield channel, data_r
+    finally:
+        await channel.aclose()
+        os.close(unused_w)
+        os.close(data_r)
+
+
+async def read_some(fd: int) -> bytes:
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
+            continue
+        return chunk
+
+
+async def test_cancelling_a_sender_mid_line_still_finishes_the_line() -> None:
+    async with channel_and_reader() as (channel, reader):
+        sender = anyio.CancelScope()
+
+        async def send_big() -> None:
+            with sender:
+                await channel.send(BIG)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_big)
+                first = await read_some(reader)  # the line has started
+                sender.cancel()
+                # The next message waits for the cut-short sender's line to be finished.
+                tg.start_soon(channel.send, NEXT)
+                data = first
+                while data.count(b"\n") < 2:
+                    chunk = await read_some(reader)
+                    assert chunk, "the pipe closed early"
+                    data += chunk
+        assert data.split(b"\n") == [BIG, NEXT, b""]
+
+
+async def test_a_reader_stalled_past_the_bound_breaks_the_channel() -> None:
+    async with channel_and_reader(finish_line_timeout=0.05) as (channel, reader):
+        sender = anyio.CancelScope()
+        outcome: list[BaseException] = []
+
+        async def send_big() -> None:
+            with sender:
+                try:
+                    await channel.send(BIG)
+                except anyio.BrokenResourceError as exc:
+                    outcome.append(exc)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_big)
+                await read_some(reader)  # the line has started; then nobody reads
+                sender.cancel()
+        assert len(outcome) == 1
+        assert "took more than 0.05 s" in str(outcome[0])
+        # Nothing more goes into the cut stream: the next send is refused.
+        with pytest.raises((anyio.BrokenResourceError, anyio.ClosedResourceError)):
+            await channel.send(NEXT)
