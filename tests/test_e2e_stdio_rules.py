@@ -127,6 +127,8 @@ BAD_LINES: list[tuple[bytes, int, Any]] = [
     (b'{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"!!"}}', -32602, 4),
     (b'{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"loud"}}', -32602, 4),
     (b'{"jsonrpc":"2.0","id":4,"method":"m","params":{"_meta":{"progressToken":true}}}', -32602, 4),
+    (b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":5}}', -32602, 4),
+    (b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":null}}', -32602, 4),
     (b"[]", -32600, None),
     (b'"just a string"', -32600, None),
 ]

@@ -24,6 +24,7 @@ from ..types import (
     InputResponseRequestParams,
     LoggingLevel,
     LoggingMessageNotificationParams,
+    RequestParams,
     SetLevelRequestParams,
     negotiate_version,
 )
@@ -46,6 +47,7 @@ _LEVELS: Final[tuple[str, ...]] = get_args(LoggingLevel)
 _SEVERITY: Final = {name: rank for rank, name in enumerate(_LEVELS)}
 _INIT_DECODER: Final = msgspec.json.Decoder(InitializeRequestParams)
 _SET_LEVEL_DECODER: Final = msgspec.json.Decoder(SetLevelRequestParams)
+_PING_DECODER: Final = msgspec.json.Decoder(RequestParams)
 
 
 class _MetaOnly(msgspec.Struct):
@@ -180,6 +182,8 @@ class ServerSession:
         if request.method == "initialize":
             return self._initialize(request.params)
         if request.method == "ping":
+            if request.params is not None:  # its only member, _meta, must be an object
+                decode_params(_PING_DECODER, request.params, request.method)
             return EmptyResult()
         if request.method == "logging/setLevel":
             params = decode_params(_SET_LEVEL_DECODER, request.params, request.method)
