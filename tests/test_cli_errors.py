@@ -1,0 +1,59 @@
+"""`mcpkit run` refuses what it cannot serve with a one-line message on stderr and exit
+status 2: no traceback, nothing on stdout (on stdio, stdout belongs to the protocol)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ECHO = str(Path(__file__).resolve().parent.parent / "examples" / "echo.py")
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpkit", "run", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=cwd,
+        timeout=30,
+        check=False,
+    )
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "noserver.py").write_text("other = 1\n")
+    (tmp_path / "notaserver.py").write_text("server = 42\n")
+    (tmp_path / "data.txt").write_text("not python\n")
+    return tmp_path
+
+
+CASES: list[tuple[list[str], str]] = [
+    (["missing.py"], "no such file: missing.py"),
+    (["noserver.py"], "noserver.py defines no object named 'server'"),
+    (["noserver.py:app"], "noserver.py defines no object named 'app'"),
+    (["noserver.py:1bad"], "cannot parse target 'noserver.py:1bad'"),
+    (["notaserver.py"], "notaserver.py:server is not an MCP server"),
+    (["data.txt"], "cannot load data.txt as a Python module"),
+    ([ECHO, "--max-message-bytes", "0"], "--max-message-bytes must be positive"),
+    ([ECHO, "--transport", "http", "--port", "70000"], "--port must be 0..65535, not 70000"),
+    ([ECHO, "--transport", "http", "--backend", "trio"], "drop --backend trio"),
+    ([ECHO, "--transport", "sse", "--stateless"], "apply to --transport http only"),
+    ([ECHO, "--transport", "ws", "--json-response"], "apply to --transport http only"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), CASES, ids=[" ".join(a[-2:]) for a, _ in CASES])
+def test_cli_refuses_with_a_message_and_status_2(
+    files: Path, args: list[str], message: str
+) -> None:
+    done = run_cli(*args, cwd=files)
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert done.stdout == b""
+    assert stderr.startswith("mcpkit: "), stderr
+    assert message in stderr, stderr
+    assert "Traceback" not in stderr
