@@ -314,6 +314,33 @@ def test_notification_registered_as_request_is_refused() -> None:
         LowLevelServer("x").set_request_handler("notifications/roots/list_changed", _noop)
 
 
+async def _on_note(session: Any, params: Any) -> None:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("method", "reason"),
+    [
+        ("tools/list", "is an MCP request, not a notification"),
+        ("notifications/initialized", "handled by mcpkit itself"),
+        ("notifications/cancelled", "handled by mcpkit itself"),
+        ("notifications/progress", "handled by mcpkit itself"),
+        ("notifications/message", "sent by servers"),  # servers send log messages
+        ("notifications/whatever", "vendor prefix"),  # MCP namespace, unknown to the SDK
+        ("changed", "vendor prefix"),
+        ("rpc.notify", "vendor prefix"),
+    ],
+)
+def test_refused_notification_names(method: str, reason: str) -> None:
+    with pytest.raises(LocalProtocolError, match=reason):
+        LowLevelServer("x").set_notification_handler(method, _on_note)
+
+
+@pytest.mark.parametrize("method", ["acme/changed", "notifications/roots/list_changed"])
+def test_accepted_notification_names(method: str) -> None:
+    LowLevelServer("x").set_notification_handler(method, _on_note)
+
+
 @pytest.mark.parametrize("name", ["", "has space", "x" * 129, "slash/name", "ünï"])
 def test_invalid_tool_names(name: str) -> None:
     async def tool(ctx: RequestContext, args: dict[str, Any]) -> str:
