@@ -95,6 +95,20 @@ async def test_client_kills_a_server_that_ignores_eof_and_sigterm() -> None:
     assert channel.returncode == -signal.SIGKILL
 
 
+async def test_client_terminates_a_server_that_ignores_eof() -> None:
+    transport = StdioTransport(
+        sys.executable,
+        [str(FIXTURES / "stubborn_server.py"), "--honour-sigterm"],
+        terminate_timeout=0.3,
+    )
+    channel = transport.connect()
+    with anyio.fail_after(10):
+        async with Client(channel, era="handshake") as client:
+            assert client.server_info.name == "stubborn"
+    # SIGTERM was enough: no escalation to SIGKILL.
+    assert channel.returncode == -signal.SIGTERM
+
+
 async def test_client_shuts_down_a_well_behaved_server_with_eof(
     echo_server_argv: list[str],
 ) -> None:
