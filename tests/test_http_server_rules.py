@@ -175,6 +175,7 @@ async def test_body_limit_exact_and_one_over(http: RunningServer) -> None:
         assert at_limit.status_code == 200, at_limit.text
         over = await session.post(padded(LIMIT + 1))
         assert over.status_code == 413
+        assert over.headers["connection"] == "close"
         assert str(LIMIT) in error_of(over)["message"]
 
         # Chunked (no Content-Length): refused as soon as it grows past the limit.
@@ -185,6 +186,7 @@ async def test_body_limit_exact_and_one_over(http: RunningServer) -> None:
 
         chunked = await client.post(url_of(http), content=chunks(), headers=session.headers())
         assert chunked.status_code == 413
+        assert chunked.headers["connection"] == "close"
         assert (await session.call(3, "ping"))["result"] == {}
 
 
@@ -206,13 +208,19 @@ async def test_lying_content_length_and_slow_body(http: RunningServer) -> None:
         f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{http.port}\r\n"
         f"content-type: application/json\r\naccept: {ACCEPT_BOTH}\r\n"
     )
-    over = (head + f"content-length: {LIMIT + 1}\r\nconnection: close\r\n\r\n").encode()
-    answer = await anyio.to_thread.run_sync(raw_exchange, http.port, over)
-    assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+    # The client asks to keep the connection alive, but the server closes it after the
+    # refusal (raw_exchange returns only then): it must not read, or discard, a body of
+    # 10 GB that the client may go on sending.
+    for length in (LIMIT + 1, 10**10):
+        over = (head + f"content-length: {length}\r\n\r\n").encode()
+        answer = await anyio.to_thread.run_sync(raw_exchange, http.port, over)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+        assert b"\r\nconnection: close\r\n" in answer.lower(), answer[:300]
     # A body that stops arriving gets 408 after the body timeout (0.5 s here).
-    slow = (head + "content-length: 100\r\nconnection: close\r\n\r\n{").encode()
+    slow = (head + "content-length: 100\r\n\r\n{").encode()
     answer = await anyio.to_thread.run_sync(raw_exchange, http.port, slow)
     assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
+    assert b"\r\nconnection: close\r\n" in answer.lower(), answer[:300]
 
 
 async def test_header_block_limit(http: RunningServer) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "is_json",
     "read_body",
     "read_headers",
+    "refuse_body",
     "respond",
     "respond_error",
     "pump",
@@ -108,6 +109,9 @@ def error_body(code: int, message: str, data: Any = None) -> bytes:
     from msgspec import UNSET
 
     return encode_error(None, code, message, UNSET if data is None else data)
+
+
+_CLOSE: Final = (b"connection", b"close")
 
 
 async def respond(
@@ -212,6 +216,15 @@ async def read_body(
                     return 413, f"Payload Too Large: the body limit is {limit} bytes"
                 return b"".join(parts)
     return 408, f"Request Timeout: the body did not arrive within {timeout:g} s"
+
+
+async def refuse_body(
+    send: Send, refusal: tuple[int, str], headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    """Answer a refusal of :func:`read_body`. The body was left unread (413, 408, a bad
+    length), so the answer also closes the connection: the server (uvicorn honours the
+    header) must not go on reading, or discarding, what the client still sends."""
+    await respond_error(send, refusal[0], refusal[1], headers=[*headers, _CLOSE])
 
 
 class Sink:

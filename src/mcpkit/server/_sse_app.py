@@ -42,6 +42,7 @@ from ._asgi import (
     cors_headers,
     pump,
     read_body,
+    refuse_body,
     respond,
     respond_error,
 )
@@ -316,7 +317,7 @@ class SSEApp:
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await respond_error(send, body[0], body[1], headers=cors)
+            await refuse_body(send, body, cors)
             return
         try:
             msgspec.json.decode(body, type=msgspec.Raw)  # well-formed JSON? (no decoding)

@@ -40,6 +40,7 @@ from ._asgi import (
     cors_headers,
     is_json,
     read_body,
+    refuse_body,
     respond,
     respond_error,
 )
@@ -319,7 +320,7 @@ class StreamableHTTPApp(SessionRoutes):
                 receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
             )
             if isinstance(body, tuple):
-                await respond_error(send, body[0], body[1], headers=cors)
+                await refuse_body(send, body, cors)
                 return
             await self._post_stateless(body, receive, send, headers, cors)
             return
@@ -338,7 +339,7 @@ class StreamableHTTPApp(SessionRoutes):
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await respond_error(send, body[0], body[1], headers=cors)
+            await refuse_body(send, body, cors)
             return
         if session is None:
             await self._initialize(body, receive, send, cors)
@@ -365,7 +366,7 @@ class StreamableHTTPApp(SessionRoutes):
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await respond_error(send, body[0], body[1], headers=cors)
+            await refuse_body(send, body, cors)
             return True
         if version is not None or looks_modern(body):
             await post_modern(self, body, receive, send, headers, cors)
