@@ -354,22 +354,26 @@ class StreamableHTTPApp(SessionRoutes):
     async def _maybe_modern(
         self, receive: Receive, send: Send, headers: Headers, cors: list[Any]
     ) -> bool:
-        """Serve the POST if it is a 2026-07-28 one (the ``MCP-Protocol-Version`` header
-        decides; without it and without a session, the body does). Returns whether it was
-        served; a handshake-era POST whose body had to be read is served here too."""
+        """Serve a 2026-07-28 POST (a served modern ``MCP-Protocol-Version``, ``Mcp-Method``,
+        or ``_meta.protocolVersion`` in the body); returns whether the POST was served."""
         version = headers.text(b"mcp-protocol-version")
         if version is not None and version in HANDSHAKE_VERSIONS:
             return False
-        if version is None and headers.get(b"mcp-session-id") is not None:
-            return False
+        served = version is not None and version in self.server.modern_versions
+        if not served and headers.get(b"mcp-session-id") is not None:
+            return False  # handshake era: 404 for an unknown session, then the version
         body = await read_body(
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
             await refuse_body(send, body, cors)
             return True
-        if version is not None or looks_modern(body):
+        if served or headers.get(b"mcp-method") is not None or looks_modern(body):
             await post_modern(self, body, receive, send, headers, cors)
+            return True
+        problem = self._version_problem(headers, None)
+        if problem is not None:  # neither era's version (a modern one would be -32022)
+            await respond_error(send, 400, problem, headers=cors)
         elif self.stateless:
             await self._post_stateless(body, receive, send, headers, cors)
         else:

@@ -132,6 +132,12 @@ class SessionRoutes:
         if isinstance(found, tuple):
             await respond_error(send, found[0], found[1], headers=cors)
             return
+        # "Protocol Version Header" (2025-06-18+) applies to every request, DELETE too:
+        # an invalid or unsupported one is 400, and the session stays.
+        problem = self._version_problem(headers, found)
+        if problem is not None:
+            await respond_error(send, 400, problem, headers=cors)
+            return
         self.drop(found)
         await respond(send, 204, headers=cors)
 
