@@ -98,11 +98,18 @@ class Running:
         from ..protocol import TransportSecurity
         from ..transports import serve_http
         from ._http_apps import app_for
+        from ._ws_app import WebSocketApp
 
         options.setdefault("security", TransportSecurity.for_bind(host, port))
         app = app_for(cast("LowLevelServer", self), transport, **options)
+        limits: dict[str, Any] = {}
+        if isinstance(app, WebSocketApp):
+            # uvicorn refuses a bigger frame from its header, before buffering the payload.
+            limits["ws_max_size"] = app.max_message_bytes
         # Open subscriptions/listen streams end with their final result, not a cut.
-        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=self.end_subscriptions)
+        await serve_http(
+            app, host=host, port=port, ready=ready, on_shutdown=self.end_subscriptions, **limits
+        )
 
     def run(
         self,

@@ -183,6 +183,7 @@ async def serve_http(
     header_timeout: float = 10.0,
     keepalive_timeout: int = 5,
     limit_concurrency: int | None = 1000,
+    ws_max_size: int = 16 * 1024 * 1024,
     log_level: str = "warning",
     ready: Callable[[HttpServer], None] | None = None,
     on_shutdown: Callable[[], None] | None = None,
@@ -197,6 +198,8 @@ async def serve_http(
         header_timeout: seconds a connection may take to send a request's headers.
         keepalive_timeout: seconds an idle keep-alive connection stays open.
         limit_concurrency: most connections and tasks at once (503 beyond).
+        ws_max_size: largest WebSocket message uvicorn accepts; a frame declaring more is
+            refused (close 1009) before its payload is read. Set it to the app's limit.
         log_level: uvicorn's log level.
         ready: called once the socket is listening.
         on_shutdown: called when shutdown begins, before the open connections get their
@@ -241,6 +244,7 @@ async def serve_http(
         server_header=False,
         timeout_keep_alive=keepalive_timeout,
         limit_concurrency=limit_concurrency,
+        ws_max_size=ws_max_size,
         h11_max_incomplete_event_size=16 * 1024,
         timeout_graceful_shutdown=5,
     )

@@ -1,0 +1,84 @@
+"""The built-in runner (``Server.serve_http("ws")``, what ``mcpkit run --transport ws``
+uses) gives uvicorn the app's message limit: a frame declaring more is refused from its
+header (close 1009), before any of its payload is buffered; a message at the limit works."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any, Final
+
+import anyio
+import pytest
+
+from mcpkit.server import LowLevelServer
+from mcpkit.transports import HttpServer
+
+from ._http_testserver import build_server
+from ._wsraw import CLOSE, TEXT, raw
+from .test_http_sse_legacy import INITIALIZE
+
+pytestmark = pytest.mark.anyio
+
+LIMIT: Final = 1024
+TIMEOUT: Final = 10.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the client side only; the server runs in its own thread
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[HttpServer]:
+    server: LowLevelServer = build_server()
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    def on_ready(http: HttpServer) -> None:
+        box["http"] = http
+        ready.set()
+
+    def main() -> None:
+        try:
+            asyncio.run(server.serve_http("ws", port=0, ready=on_ready, max_message_bytes=LIMIT))
+        except BaseException as exc:
+            box["error"] = exc
+            ready.set()
+
+    thread = threading.Thread(target=main, name="test-ws-runner", daemon=True)
+    thread.start()
+    assert ready.wait(TIMEOUT), "the server did not start"
+    if "error" in box:
+        raise box["error"]
+    try:
+        yield box["http"]
+    finally:
+        box["http"].stop()
+        thread.join(TIMEOUT)
+
+
+async def test_a_message_at_the_limit_is_served(served: HttpServer) -> None:
+    exact = INITIALIZE + b" " * (LIMIT - len(INITIALIZE))
+    with anyio.fail_after(TIMEOUT):
+        async with raw(served.port) as socket:
+            assert socket.status == 101
+            await socket.send(exact)
+            assert (await socket.message())["id"] == 1
+
+
+async def test_a_frame_declared_over_the_limit_is_refused_before_its_payload(
+    served: HttpServer,
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with raw(served.port) as socket:
+            assert socket.status == 101
+            # A frame header that announces 1 MiB (over the app's 1 KiB, under uvicorn's own
+            # default of 16 MiB), and only 4 bytes of it: the server must not wait for the rest.
+            mask = b"\x00\x00\x00\x00"
+            header = bytes([0x80 | TEXT, 0x80 | 127]) + (1 << 20).to_bytes(8, "big") + mask
+            await socket.stream.send(header + b'{"js')
+            opcode, payload = await socket.receive()
+            assert opcode == CLOSE
+            assert int.from_bytes(payload[:2], "big") == 1009
