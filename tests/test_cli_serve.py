@@ -1,0 +1,118 @@
+"""``mcpkit run FILE.py --transport http|sse|ws [--path]`` serves over the network on the
+loopback address by default, at the path asked for: one real exchange per transport
+against the CLI in a subprocess."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+import pytest
+
+from ._mcphttp import JSON_HEADERS, initialize
+from ._wsraw import raw
+from .conftest import EXAMPLES, ROOT
+
+pytestmark = pytest.mark.anyio
+
+START_TIMEOUT: Final = 30.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the client side only; the server is a subprocess
+
+
+@contextmanager
+def serving(*args: str) -> Iterator[str]:
+    """Run ``mcpkit run examples/echo.py --port 0 ARGS`` and yield the URL it announces."""
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
+    process = subprocess.Popen(
+        [*argv, *args],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    found: list[str] = []
+    announced = threading.Event()
+
+    def drain() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            match = re.search(r"mcpkit: serving .* on ((?:http|ws)://\S+)", line)
+            if match and not found:
+                found.append(match[1])
+                announced.set()
+        announced.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        announced.wait(START_TIMEOUT)
+        assert found, f"no URL announced (exit status {process.poll()})"
+        yield found[0]
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        reader.join(timeout=10)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+@pytest.mark.parametrize(("args", "path"), [((), "/mcp"), (("--path", "/custom"), "/custom")])
+async def test_streamable_http(args: tuple[str, ...], path: str) -> None:
+    with serving("--transport", "http", *args) as url:
+        parts = urlsplit(url)
+        assert (parts.scheme, parts.hostname, parts.path) == ("http", "127.0.0.1", path)
+        async with httpx.AsyncClient(timeout=10) as client:
+            answer = await client.post(url, content=initialize(), headers=JSON_HEADERS)
+            assert answer.status_code == 200, answer.text
+            assert "mcp-session-id" in answer.headers
+            elsewhere = await client.post(
+                url.replace(path, "/elsewhere"), content=initialize(), headers=JSON_HEADERS
+            )
+            assert elsewhere.status_code == 404
+
+
+async def test_legacy_sse() -> None:
+    with serving("--transport", "sse", "--path", "/events") as url:
+        parts = urlsplit(url)
+        assert (parts.hostname, parts.path) == ("127.0.0.1", "/events")
+        headers = {"accept": "text/event-stream"}
+        async with (
+            httpx.AsyncClient(timeout=10) as client,
+            client.stream("GET", url, headers=headers) as r,
+        ):
+            assert r.status_code == 200
+            assert r.headers["content-type"].startswith("text/event-stream")
+            with anyio.fail_after(10):
+                async for line in r.aiter_lines():
+                    if line.startswith("event:"):
+                        assert line == "event: endpoint"
+                        break
+
+
+async def test_websocket() -> None:
+    with serving("--transport", "ws", "--path", "/socket") as url:
+        parts = urlsplit(url)
+        assert (parts.scheme, parts.hostname, parts.path) == ("ws", "127.0.0.1", "/socket")
+        assert parts.port is not None
+        with anyio.fail_after(10):
+            async with raw(parts.port, "/socket") as socket:
+                assert socket.status == 101
+                await socket.send(initialize())
+                assert (await socket.message())["id"] == 1
