@@ -28,6 +28,12 @@ class Gates:
     def open(self, name: str) -> None:
         self.get(name).set()
 
+    def forget(self, *names: str) -> None:
+        """Drop gates no longer needed (tests that use many keep memory flat)."""
+        with self._lock:
+            for name in names:
+                self._events.pop(name, None)
+
     async def wait(self, name: str) -> None:
         """Wait (from any async backend) until ``name`` is opened."""
         event = self.get(name)

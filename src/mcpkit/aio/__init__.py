@@ -20,7 +20,7 @@ from ._endpoint import Endpoint
 from ._eventstore import EventStore, MemoryEventStore, Replay
 from ._fdwait import FdReader
 from ._flag import Flag
-from ._route import ReplyRoute, current_route
+from ._route import ReplyRoute, current_route, detached_context
 
 __all__ = [
     "BusMessage",
@@ -44,5 +44,6 @@ __all__ = [
     "ReplyRoute",
     "RequestHandler",
     "current_route",
+    "detached_context",
     "memory_channel_pair",
 ]

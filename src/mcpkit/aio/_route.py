@@ -10,10 +10,10 @@ it received; the endpoint sends everything the request's handler produces throug
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+from contextvars import Context, ContextVar, copy_context
 from typing import Final, Protocol, runtime_checkable
 
-__all__ = ["ReplyRoute", "current_route"]
+__all__ = ["ReplyRoute", "current_route", "detached_context"]
 
 
 @runtime_checkable
@@ -49,3 +49,14 @@ _CURRENT: Final[ContextVar[ReplyRoute | None]] = ContextVar("mcpkit_reply_route"
 def current_route() -> ReplyRoute | None:
     """The route of the request whose handler is running in this task, if any."""
     return _CURRENT.get()
+
+
+def detached_context() -> Context:
+    """A copy of the current context without the reply route: to start a task from a
+    request's handler that does not belong to the request. A task inherits its creator's
+    context, and every timer it arms (a cancel scope's deadline) keeps a snapshot of it
+    until that timer is due, cancelled or not; through the route, that would keep the
+    request's exchange and session alive, and send the task's messages down its stream."""
+    context = copy_context()
+    context.run(_CURRENT.set, None)
+    return context

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.lowlevel
 
-from ..aio import Flag
+from ..aio import Flag, detached_context
 from ..protocol import Event, HandshakeState, MessageRejected, encode_event
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
 from ._http_streams import Exchange
+from ._logbridge import current_request
 
 if TYPE_CHECKING:
     from ._http_session import HttpSession
@@ -166,7 +167,12 @@ class _Writer:
     ) -> None:
         self._done = Flag()
         self._scope = anyio.CancelScope()
-        app._running().start_soon(self._run, app, session, exchange, receive, send, headers)
+        # Not in the handler's context: the writer's keep-alive timers would hold the
+        # request's objects (route, context) until due, long after the stream ended.
+        context = detached_context()
+        context.run(current_request.set, None)
+        start = app._running().start_soon
+        context.run(start, self._run, app, session, exchange, receive, send, headers)
 
     async def _run(
         self,

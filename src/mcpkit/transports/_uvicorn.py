@@ -11,6 +11,7 @@ body together (see :class:`_Coalescing`): one ``send`` system call per JSON answ
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import socket
 from collections.abc import Awaitable, Callable
@@ -119,6 +120,14 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
 
         def on_response_complete(self) -> None:
             self._writes.flush()  # headers held for a body that never came
+            # This runs inside the app's task that sent the last body message, so timers
+            # and tasks created now (the keep-alive timer, our header deadline, a pipelined
+            # request's task) would capture that task's context variables, and with them
+            # the request's session and exchange: kept alive for the keep-alive period, or
+            # handed to the next request. An empty context starts them clean.
+            contextvars.Context().run(self._complete)
+
+        def _complete(self) -> None:
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._arm()  # ready for the next request on this connection
