@@ -8,7 +8,7 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from mcpkit.transports import HttpServer, serve_http
@@ -46,6 +46,13 @@ class RunningServer:
         return future.result(timeout=_THREAD_TIMEOUT)
 
 
+async def _serve(
+    serve: Callable[[Callable[[HttpServer], None]], Awaitable[None]],
+    ready: Callable[[HttpServer], None],
+) -> None:
+    await serve(ready)
+
+
 async def _call(fn: Callable[[], Any]) -> Any:
     return fn()
 
@@ -54,11 +61,20 @@ async def _await(fn: Callable[[], Awaitable[Any]]) -> Any:
     return await fn()
 
 
-@contextmanager
 def running_server(
     app: ASGIApp, *, host: str = "127.0.0.1", **options: Any
-) -> Iterator[RunningServer]:
+) -> AbstractContextManager[RunningServer]:
     """Serve ``app`` on ``host`` at a free port for the duration of the block."""
+    return running(lambda ready: serve_http(app, host=host, port=0, ready=ready, **options))
+
+
+@contextmanager
+def running(
+    serve: Callable[[Callable[[HttpServer], None]], Awaitable[None]],
+) -> Iterator[RunningServer]:
+    """Run ``serve(ready)`` (which must listen on a free port and call ``ready``) in a
+    thread of its own for the duration of the block: for servers started another way than
+    :func:`running_server`'s, e.g. ``Server.serve_http``."""
     ready = threading.Event()
     box: dict[str, Any] = {}
 
@@ -69,7 +85,7 @@ def running_server(
 
     def main() -> None:
         try:
-            asyncio.run(serve_http(app, host=host, port=0, ready=on_ready, **options))
+            asyncio.run(_serve(serve, on_ready))
         except BaseException as exc:  # reported to the test thread below
             box["error"] = exc
             ready.set()

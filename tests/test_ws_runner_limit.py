@@ -4,18 +4,16 @@ header (close 1009), before any of its payload is buffered; a message at the lim
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Final
 
 import anyio
 import pytest
 
 from mcpkit.server import LowLevelServer
-from mcpkit.transports import HttpServer
 
 from ._http_testserver import build_server
+from ._httpserver import RunningServer, running
 from ._wsraw import CLOSE, TEXT, raw
 from .test_http_sse_legacy import INITIALIZE
 
@@ -31,35 +29,15 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[HttpServer]:
+def served() -> Iterator[RunningServer]:
     server: LowLevelServer = build_server()
-    ready = threading.Event()
-    box: dict[str, Any] = {}
-
-    def on_ready(http: HttpServer) -> None:
-        box["http"] = http
-        ready.set()
-
-    def main() -> None:
-        try:
-            asyncio.run(server.serve_http("ws", port=0, ready=on_ready, max_message_bytes=LIMIT))
-        except BaseException as exc:
-            box["error"] = exc
-            ready.set()
-
-    thread = threading.Thread(target=main, name="test-ws-runner", daemon=True)
-    thread.start()
-    assert ready.wait(TIMEOUT), "the server did not start"
-    if "error" in box:
-        raise box["error"]
-    try:
-        yield box["http"]
-    finally:
-        box["http"].stop()
-        thread.join(TIMEOUT)
+    with running(
+        lambda ready: server.serve_http("ws", port=0, ready=ready, max_message_bytes=LIMIT)
+    ) as running_server:
+        yield running_server
 
 
-async def test_a_message_at_the_limit_is_served(served: HttpServer) -> None:
+async def test_a_message_at_the_limit_is_served(served: RunningServer) -> None:
     exact = INITIALIZE + b" " * (LIMIT - len(INITIALIZE))
     with anyio.fail_after(TIMEOUT):
         async with raw(served.port) as socket:
@@ -69,7 +47,7 @@ async def test_a_message_at_the_limit_is_served(served: HttpServer) -> None:
 
 
 async def test_a_frame_declared_over_the_limit_is_refused_before_its_payload(
-    served: HttpServer,
+    served: RunningServer,
 ) -> None:
     with anyio.fail_after(TIMEOUT):
         async with raw(served.port) as socket:
