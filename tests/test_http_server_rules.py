@@ -363,6 +363,15 @@ async def test_batch_in_2025_03_26(http: RunningServer) -> None:
         assert sorted(r["id"] for r in replies) == [1, 2]
         only_notes = b'[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]'
         assert (await session.post(only_notes)).status_code == 202
+        # Responses to requests never sent: 400, in a batch as alone.
+        unknown = [b'{"jsonrpc":"2.0","id":"nope%d","result":{}}' % n for n in (1, 2)]
+        assert (await session.post(unknown[0])).status_code == 400
+        refused = await session.post(b"[" + b",".join(unknown) + b"]")
+        assert refused.status_code == 400
+        assert "nope1" in error_of(refused)["message"], refused.text
+        # One of them beside an accepted notification: the batch was accepted (202).
+        mixed = b"[" + unknown[1] + b"," + only_notes[1:-1] + b"]"
+        assert (await session.post(mixed)).status_code == 202
 
 
 async def test_concurrent_posts_on_one_session(http: RunningServer) -> None:

@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 
 from ..aio import Flag, detached_context
-from ..protocol import Event, HandshakeState, MessageRejected, encode_event
+from ..protocol import BatchReceived, Event, HandshakeState, MessageRejected, encode_event
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
 from ._http_streams import Exchange
@@ -72,6 +72,12 @@ async def handle_message(
     if isinstance(event, MessageRejected):
         await _rejected(event, send, cors)
         return
+    if isinstance(event, BatchReceived) and event.reply is None and _all_refused(event):
+        # Nothing in it was accepted (say, only responses to unknown ids): 400, as for one
+        # such message alone (basic/transports.mdx 2025-03-26, "Sending Messages").
+        reasons = "; ".join(e.reason for e in event.events if isinstance(e, MessageRejected))
+        await respond_error(send, 400, f"Bad Request: {reasons}"[:500], headers=cors)
+        return
     exchange = Exchange(session, sse=not app.json_response)
     session.exchanges.add(exchange)
     writer: _Writer | None = None
@@ -116,6 +122,14 @@ async def handle_message(
         if writer is not None:
             writer.cancel()
         session.exchanges.discard(exchange)
+
+
+def _all_refused(batch: BatchReceived) -> bool:
+    """Every element refused without a reply of its own (an expected race is accepted)."""
+    return all(
+        isinstance(inner, MessageRejected) and inner.reply is None and inner.level != "debug"
+        for inner in batch.events
+    )
 
 
 def _headers(
