@@ -1,0 +1,146 @@
+"""Streamable HTTP under arbitrary POST bodies (hypothesis): whatever arrives, the answer is
+a deliberate one (a status from the transport's rules, an error body that is a JSON-RPC
+error), never a 500 or a dropped connection, and the session keeps working afterwards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcpkit.server import Server
+
+from ._httpserver import running_server
+from ._mcphttp import JSON_HEADERS, initialize, notification, request
+
+#: Every status the transport answers a POST with in a live session.
+DELIBERATE: Final = {200, 202, 400, 404, 413}
+
+
+def fuzz_server() -> Server:
+    server = Server("fuzz", "1.0")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    return server
+
+
+@pytest.fixture(scope="module")
+def live() -> Iterator[tuple[httpx.Client, dict[str, str]]]:
+    app = fuzz_server().streamable_http_app(max_body_bytes=64 * 1024)
+    with running_server(app) as http, httpx.Client(base_url=http.url, timeout=10) as client:
+        opened = client.post("/mcp", content=initialize(), headers=JSON_HEADERS)
+        assert opened.status_code == 200
+        headers = {
+            **JSON_HEADERS,
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        ready = client.post(
+            "/mcp", content=notification("notifications/initialized"), headers=headers
+        )
+        assert ready.status_code == 202
+        yield client, headers
+        assert_alive(client, headers)
+
+
+def assert_alive(client: httpx.Client, headers: dict[str, str]) -> None:
+    answer = client.post("/mcp", content=request("alive", "ping"), headers=headers)
+    assert answer.status_code == 200, answer.text
+    text = answer.text
+    payload = text.split("data: ")[-1] if text.startswith(("event:", "id:", ":")) else text
+    assert '"id":"alive"' in payload.replace(" ", ""), text
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+methods = st.sampled_from(
+    [
+        "ping",
+        "tools/list",
+        "tools/call",
+        "initialize",
+        "logging/setLevel",
+        "resources/list",
+        "notifications/cancelled",
+        "notifications/progress",
+        "acme/op",
+        "rpc.x",
+        "",
+        "Tools/List",
+    ]
+)
+envelopes = st.fixed_dictionaries(
+    {},
+    optional={
+        "jsonrpc": st.sampled_from(["2.0", "1.0", 2.0]) | json_values,
+        "id": st.integers(-5, 5) | st.text(max_size=5) | json_values,
+        "method": methods | json_values,
+        "params": st.dictionaries(
+            st.sampled_from(["name", "arguments", "_meta", "level"]), json_values, max_size=3
+        )
+        | json_values,
+        "result": json_values,
+        "error": json_values,
+    },
+)
+params = st.dictionaries(
+    st.sampled_from(["name", "arguments", "_meta", "level", "cursor", "requestId"]),
+    json_values | st.sampled_from(["echo", "debug", {"text": "t"}, {"progressToken": 1}]),
+    max_size=3,
+)
+ids = st.integers(-(2**64), 2**64) | st.text(max_size=5)
+well_formed = st.one_of(
+    st.builds(
+        lambda i, m, p: {"jsonrpc": "2.0", "id": i, "method": m, "params": p}, ids, methods, params
+    ),
+    st.builds(lambda i, m: {"jsonrpc": "2.0", "id": i, "method": m}, ids, methods),
+    st.builds(lambda m, p: {"jsonrpc": "2.0", "method": m, "params": p}, methods, params),
+    st.builds(lambda i, r: {"jsonrpc": "2.0", "id": i, "result": r}, ids, json_values),
+)
+bodies = st.one_of(
+    st.binary(max_size=64),
+    well_formed.map(lambda m: json.dumps(m).encode()),
+    well_formed.map(lambda m: json.dumps(m).encode()),
+    envelopes.map(lambda m: json.dumps(m).encode()),
+    st.lists(envelopes, max_size=3).map(lambda ms: json.dumps(ms).encode()),
+    json_values.map(lambda v: json.dumps(v).encode()),
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=bodies)
+def test_any_body_gets_a_deliberate_answer(
+    live: tuple[httpx.Client, dict[str, str]], body: bytes
+) -> None:
+    client, headers = live
+    answer = client.post("/mcp", content=body, headers=headers)
+    assert answer.status_code in DELIBERATE, (body, answer.status_code, answer.text)
+    if answer.status_code == 400 and answer.content:
+        error: Any = answer.json()
+        assert isinstance(error, dict), answer.text
+        assert error.get("jsonrpc") == "2.0", answer.text
+        assert isinstance(error["error"]["code"], int), answer.text
+        assert isinstance(error["error"]["message"], str), answer.text
