@@ -1,6 +1,7 @@
-"""Streamable HTTP under arbitrary POST bodies (hypothesis): whatever arrives, the answer is
-a deliberate one (a status from the transport's rules, an error body that is a JSON-RPC
-error), never a 500 or a dropped connection, and the session keeps working afterwards."""
+"""Streamable HTTP and WebSocket under arbitrary messages (hypothesis): whatever arrives,
+the answer is a deliberate one (a status from the transport's rules, an error that is a
+JSON-RPC error), never a 500 or a dropped connection, and the session or connection keeps
+working afterwards."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from websockets.sync.client import ClientConnection, connect
 
-from mcpkit.server import Server
+from mcpkit.server import Server, WebSocketApp
 
 from ._httpserver import running_server
 from ._mcphttp import JSON_HEADERS, initialize, notification, request
+
+#: An id no strategy below generates (their integers stay within 2**70, their text is short).
+PROBE: Final = 2**100
 
 #: Every status the transport answers a POST with in a live session.
 DELIBERATE: Final = {200, 202, 400, 404, 413}
@@ -53,11 +58,9 @@ def live() -> Iterator[tuple[httpx.Client, dict[str, str]]]:
 
 
 def assert_alive(client: httpx.Client, headers: dict[str, str]) -> None:
-    answer = client.post("/mcp", content=request("alive", "ping"), headers=headers)
+    answer = client.post("/mcp", content=request(PROBE, "ping"), headers=headers)
     assert answer.status_code == 200, answer.text
-    text = answer.text
-    payload = text.split("data: ")[-1] if text.startswith(("event:", "id:", ":")) else text
-    assert '"id":"alive"' in payload.replace(" ", ""), text
+    assert f'"id":{PROBE}' in answer.text.replace(" ", ""), answer.text
 
 
 scalars = st.one_of(
@@ -144,3 +147,52 @@ def test_any_body_gets_a_deliberate_answer(
         assert error.get("jsonrpc") == "2.0", answer.text
         assert isinstance(error["error"]["code"], int), answer.text
         assert isinstance(error["error"]["message"], str), answer.text
+
+
+@pytest.fixture(scope="module")
+def socket() -> Iterator[ClientConnection]:
+    app = WebSocketApp(fuzz_server(), max_message_bytes=64 * 1024)
+    with running_server(app) as http:
+        url = http.url.replace("http", "ws", 1) + "/ws"
+        with connect(url, subprotocols=["mcp"], open_timeout=10) as ws:  # type: ignore[list-item]
+            ws.send(initialize().decode())
+            assert json.loads(ws.recv(timeout=10))["id"] == 1
+            ws.send(notification("notifications/initialized").decode())
+            yield ws
+            ws.send(request(PROBE, "ping").decode())
+            alive = {"jsonrpc": "2.0", "id": PROBE, "result": {}}
+            while (reply := json.loads(ws.recv(timeout=10))) != alive:
+                assert isinstance(reply, (dict, list)), reply  # a late answer from before
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=bodies.filter(lambda b: _is_text(b)))
+def test_any_websocket_message_gets_a_deliberate_answer(
+    socket: ClientConnection, body: bytes
+) -> None:
+    socket.send(body.decode())
+    # Requests and refused messages are answered; notifications and responses are not.
+    # A ping right behind proves the connection still works; every message before its
+    # answer is checked (an answer may also arrive after it, and is checked next time).
+    socket.send(request(PROBE, "ping").decode())
+    while True:
+        reply: Any = json.loads(socket.recv(timeout=10))
+        assert isinstance(reply, (dict, list)), reply
+        if isinstance(reply, dict) and reply.get("id") == PROBE:
+            assert reply.get("result") == {}, reply
+            break
+        for message in reply if isinstance(reply, list) else [reply]:
+            assert message.get("jsonrpc") == "2.0", message
+            assert ("result" in message) != ("error" in message), message
+            if "error" in message:
+                assert isinstance(message["error"]["code"], int), message
+
+
+def _is_text(body: bytes) -> bool:
+    try:
+        body.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
