@@ -175,7 +175,9 @@ async def test_body_limit_exact_and_one_over(http: RunningServer) -> None:
         assert at_limit.status_code == 200, at_limit.text
         over = await session.post(padded(LIMIT + 1))
         assert over.status_code == 413
-        assert over.headers["connection"] == "close"
+        # Just over the limit: the rest is read and dropped, so an honest client still
+        # sending gets this answer (not a reset) and keeps its connection.
+        assert "connection" not in over.headers
         assert str(LIMIT) in error_of(over)["message"]
 
         # Chunked (no Content-Length): refused as soon as it grows past the limit.
@@ -186,7 +188,6 @@ async def test_body_limit_exact_and_one_over(http: RunningServer) -> None:
 
         chunked = await client.post(url_of(http), content=chunks(), headers=session.headers())
         assert chunked.status_code == 413
-        assert chunked.headers["connection"] == "close"
         assert (await session.call(3, "ping"))["result"] == {}
 
 
@@ -208,14 +209,17 @@ async def test_lying_content_length_and_slow_body(http: RunningServer) -> None:
         f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{http.port}\r\n"
         f"content-type: application/json\r\naccept: {ACCEPT_BOTH}\r\n"
     )
-    # The client asks to keep the connection alive, but the server closes it after the
-    # refusal (raw_exchange returns only then): it must not read, or discard, a body of
-    # 10 GB that the client may go on sending.
-    for length in (LIMIT + 1, 10**10):
-        over = (head + f"content-length: {length}\r\n\r\n").encode()
-        answer = await anyio.to_thread.run_sync(raw_exchange, http.port, over)
-        assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
-        assert b"\r\nconnection: close\r\n" in answer.lower(), answer[:300]
+    over = (head + f"content-length: {LIMIT + 1}\r\nconnection: close\r\n\r\n").encode()
+    answer = await anyio.to_thread.run_sync(raw_exchange, http.port, over)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+    # Announced far over the limit (10 GB): the client asks to keep the connection alive,
+    # but the server closes it after the answer (raw_exchange returns only then; it fails
+    # after 3 s, before uvicorn's 5 s keep-alive would end the connection anyway) instead
+    # of reading and discarding what the client may go on sending.
+    absurd = (head + f"content-length: {10**10}\r\n\r\n").encode() + b'{"jsonrpc":'
+    answer = await anyio.to_thread.run_sync(raw_exchange, http.port, absurd, 3.0)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+    assert b"\r\nconnection: close\r\n" in answer.lower(), answer[:300]
     # A body that stops arriving gets 408 after the body timeout (0.5 s here).
     slow = (head + "content-length: 100\r\n\r\n{").encode()
     answer = await anyio.to_thread.run_sync(raw_exchange, http.port, slow)

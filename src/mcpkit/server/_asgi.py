@@ -219,12 +219,29 @@ async def read_body(
 
 
 async def refuse_body(
-    send: Send, refusal: tuple[int, str], headers: Iterable[tuple[bytes, bytes]] = ()
+    send: Send,
+    refusal: tuple[int, str],
+    request: Headers,
+    limit: int,
+    headers: Iterable[tuple[bytes, bytes]] = (),
 ) -> None:
-    """Answer a refusal of :func:`read_body`. The body was left unread (413, 408, a bad
-    length), so the answer also closes the connection: the server (uvicorn honours the
-    header) must not go on reading, or discarding, what the client still sends."""
-    await respond_error(send, refusal[0], refusal[1], headers=[*headers, _CLOSE])
+    """Answer a refusal of :func:`read_body`, whose body was left unread.
+
+    The server then reads and discards the rest before the connection's next request
+    (uvicorn: for at most its keep-alive timeout). That is what lets an honest client that
+    is still sending read the answer: closing on unread input makes the kernel reset the
+    connection, which can destroy the answer in flight (RFC 9112 section 9.6). So the
+    connection is closed only where the rest is not worth waiting for: a body that
+    trickles (408), a length that cannot be framed (400), or one announced far over the
+    limit (more than twice it), whose sender is not going to stop in time.
+    """
+    status = refusal[0]
+    close = status != 413
+    if not close:
+        declared = request.get(b"content-length")
+        close = declared is not None and int(declared) > 2 * limit  # checked by read_body
+    extra = [*headers, _CLOSE] if close else headers
+    await respond_error(send, status, refusal[1], headers=extra)
 
 
 class Sink:

@@ -320,7 +320,7 @@ class StreamableHTTPApp(SessionRoutes):
                 receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
             )
             if isinstance(body, tuple):
-                await refuse_body(send, body, cors)
+                await refuse_body(send, body, headers, self.max_body_bytes, cors)
                 return
             await self._post_stateless(body, receive, send, headers, cors)
             return
@@ -339,7 +339,7 @@ class StreamableHTTPApp(SessionRoutes):
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await refuse_body(send, body, cors)
+            await refuse_body(send, body, headers, self.max_body_bytes, cors)
             return
         if session is None:
             await self._initialize(body, receive, send, cors)
@@ -366,7 +366,7 @@ class StreamableHTTPApp(SessionRoutes):
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await refuse_body(send, body, cors)
+            await refuse_body(send, body, headers, self.max_body_bytes, cors)
             return True
         if served or headers.get(b"mcp-method") is not None or looks_modern(body):
             await post_modern(self, body, receive, send, headers, cors)
