@@ -97,3 +97,64 @@ async def test_delete_with_a_bad_version_keeps_the_session(
         assert ended.status_code == 204
         gone = await session.post(request(3, "ping"))
         assert gone.status_code == 404
+
+
+# -- the whole table: every method, with and without a session, stateful and stateless ----
+
+#: (id, stateless, method, session, MCP-Protocol-Version, expected status). ``session``:
+#: "live" (a session negotiated at 2025-11-25), "unknown" (an id never issued), "none".
+#: An unknown session is 404 whatever its version says: the session is looked up before
+#: its headers are judged, on every method (spec 2025-11-25 basic/transports#session-
+#: management: a request with an id the server does not know MUST get 404, upon which the
+#: client starts a new session, and with it negotiates a version again). A stateless app
+#: has no GET stream and no sessions to end: 405 comes first there.
+TABLE: list[tuple[str, bool, str, str, str, int]] = [
+    ("POST live bogus", False, "POST", "live", "1999-01-01", 400),
+    ("POST live not negotiated", False, "POST", "live", "2025-06-18", 400),
+    ("POST none bogus", False, "POST", "none", "1999-01-01", 400),
+    ("POST unknown bogus", False, "POST", "unknown", "1999-01-01", 404),
+    ("GET live bogus", False, "GET", "live", "1999-01-01", 400),
+    ("GET unknown bogus", False, "GET", "unknown", "1999-01-01", 404),
+    ("DELETE live bogus", False, "DELETE", "live", "1999-01-01", 400),
+    ("DELETE unknown bogus", False, "DELETE", "unknown", "1999-01-01", 404),
+    ("DELETE live valid", False, "DELETE", "live", "2025-11-25", 204),
+    ("stateless POST none bogus", True, "POST", "none", "1999-01-01", 400),
+    ("stateless POST unknown bogus", True, "POST", "unknown", "1999-01-01", 400),
+    ("stateless GET bogus", True, "GET", "none", "1999-01-01", 405),
+    ("stateless DELETE bogus", True, "DELETE", "unknown", "1999-01-01", 405),
+]
+
+
+@pytest.mark.parametrize(
+    ("stateless_app", "method", "session_kind", "version", "status"),
+    [row[1:] for row in TABLE],
+    ids=[row[0] for row in TABLE],
+)
+async def test_version_header_table(
+    stateful: RunningServer,
+    stateless: RunningServer,
+    stateless_app: bool,
+    method: str,
+    session_kind: str,
+    version: str,
+    status: int,
+) -> None:
+    url = (stateless if stateless_app else stateful).url + "/mcp"
+    async with httpx.AsyncClient() as client:
+        headers = {**JSON_HEADERS, "mcp-protocol-version": version}
+        session = RawSession(client, url)
+        if session_kind == "live":
+            await session.open()
+            headers = session.headers(mcp_protocol_version=version)
+        elif session_kind == "unknown":
+            headers["mcp-session-id"] = "no-such-session"
+        if method == "GET":
+            headers["accept"] = "text/event-stream"
+        content = request(7, "ping") if method == "POST" else None
+        response = await client.request(method, url, content=content, headers=headers)
+        assert response.status_code == status, response.text
+        if status == 400 and version == "1999-01-01":
+            assert_unsupported(response, version)  # never a 2026-07-28 answer (-32020)
+        if session_kind == "live" and status != 204:
+            # A refused request leaves the session as it was.
+            assert (await session.call(8, "ping"))["result"] == {}

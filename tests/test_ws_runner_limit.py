@@ -1,6 +1,8 @@
-"""The built-in runner (``Server.serve_http("ws")``, what ``mcpkit run --transport ws``
-uses) gives uvicorn the app's message limit: a frame declaring more is refused from its
-header (close 1009), before any of its payload is buffered; a message at the limit works."""
+"""The built-in runner gives uvicorn the app's message limit, whether through
+``Server.serve_http("ws")`` (what ``mcpkit run --transport ws`` uses) or
+``mcpkit.transports.serve_http`` handed a ``WebSocketApp``: a frame declaring more is
+refused from its header (close 1009, RFC 6455 section 7.4.1), before any of its payload
+is buffered; a message at the limit works."""
 
 from __future__ import annotations
 
@@ -10,10 +12,10 @@ from typing import Final
 import anyio
 import pytest
 
-from mcpkit.server import LowLevelServer
+from mcpkit.server import LowLevelServer, WebSocketApp
 
 from ._http_testserver import build_server
-from ._httpserver import RunningServer, running
+from ._httpserver import RunningServer, running, running_server
 from ._wsraw import CLOSE, TEXT, raw
 from .test_http_sse_legacy import INITIALIZE
 
@@ -28,13 +30,17 @@ def anyio_backend() -> str:
     return "asyncio"  # the client side only; the server runs in its own thread
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[RunningServer]:
+@pytest.fixture(scope="module", params=["Server.serve_http", "transports.serve_http"])
+def served(request: pytest.FixtureRequest) -> Iterator[RunningServer]:
     server: LowLevelServer = build_server()
-    with running(
-        lambda ready: server.serve_http("ws", port=0, ready=ready, max_message_bytes=LIMIT)
-    ) as running_server:
-        yield running_server
+    if request.param == "Server.serve_http":
+        with running(
+            lambda ready: server.serve_http("ws", port=0, ready=ready, max_message_bytes=LIMIT)
+        ) as served:
+            yield served
+    else:  # no ws_max_size given: the runner takes the app's own limit
+        with running_server(WebSocketApp(server, max_message_bytes=LIMIT)) as served:
+            yield served
 
 
 async def test_a_message_at_the_limit_is_served(served: RunningServer) -> None:

@@ -11,7 +11,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from itertools import chain
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import anyio
 
@@ -22,6 +22,7 @@ __all__ = [
     "ASGIApp",
     "Headers",
     "Receive",
+    "Refusal",
     "Scope",
     "Send",
     "Sink",
@@ -176,72 +177,78 @@ def cors_headers(headers: Headers) -> list[tuple[bytes, bytes]]:
     ]
 
 
+class Refusal(NamedTuple):
+    """Why :func:`read_body` refused a body: the status, a reason for the client, and
+    whether the connection must close after the answer (some of the body left unread)."""
+
+    status: int
+    reason: str
+    close: bool
+
+
+def _too_large(limit: int, *, close: bool) -> Refusal:
+    return Refusal(413, f"Payload Too Large: the body limit is {limit} bytes", close)
+
+
 async def read_body(
     receive: Receive, headers: Headers, *, limit: int, timeout: float
-) -> bytes | tuple[int, str]:
-    """Read the whole request body, or return ``(status, reason)`` to refuse with.
+) -> bytes | Refusal:
+    """Read the whole request body, or return the :class:`Refusal` to answer with.
 
     A declared ``Content-Length`` over ``limit`` is refused before a byte is read; a body
-    that grows past ``limit`` while streaming (chunked, or a lying length) is refused as
-    soon as it does (413). A body not complete within ``timeout`` seconds is refused with
-    408, so a client trickling bytes cannot hold a worker.
+    that grows past ``limit`` while streaming (chunked) is refused once it ends or passes
+    twice the limit (413, RFC 9110 section 15.5.14). A body not complete within
+    ``timeout`` seconds is refused with 408, so a client trickling bytes cannot hold a
+    worker.
+
+    Whether the connection closes: after the answer, the server reads and discards the
+    unread rest before the connection's next request (uvicorn: for as long as the client
+    sends). That is what lets an honest client that is still sending read the answer:
+    closing on unread input makes the kernel reset the connection, which can destroy the
+    answer in flight (RFC 9112 section 9.6). So the connection is closed only where the
+    rest is not worth waiting for: a body that trickles (408), a length that cannot be
+    framed (400), or a body over twice the limit, announced or sent (chunked: its end is
+    unknown, and a sender that never stops would be read forever).
     """
     declared = headers.get(b"content-length")
     if declared is not None:
         if not declared.isdigit() or len(declared) > 18:
-            return 400, "Bad Request: invalid Content-Length"
+            return Refusal(400, "Bad Request: invalid Content-Length", True)
         if int(declared) > limit:
-            return 413, f"Payload Too Large: the body limit is {limit} bytes"
+            return _too_large(limit, close=int(declared) > 2 * limit)
     # Fast path: the whole body usually arrives in one message.
     message = await receive()
     if message["type"] != "http.request":
-        return 400, "Bad Request: the client disconnected"
+        return Refusal(400, "Bad Request: the client disconnected", True)
     body: bytes = message.get("body", b"")
     if not message.get("more_body", False):
-        return body if len(body) <= limit else (413, f"Payload Too Large: limit {limit} bytes")
+        return body if len(body) <= limit else _too_large(limit, close=False)
     parts = [body]
     size = len(body)
     with anyio.move_on_after(timeout):
         while True:
-            if size > limit:
-                return 413, f"Payload Too Large: the body limit is {limit} bytes"
+            if size > 2 * limit:  # the rest may be endless: answer now, then close
+                return _too_large(limit, close=True)
             message = await receive()
             if message["type"] != "http.request":
-                return 400, "Bad Request: the client disconnected"
+                return Refusal(400, "Bad Request: the client disconnected", True)
             chunk = message.get("body", b"")
-            parts.append(chunk)
             size += len(chunk)
+            if size <= limit:  # past it, the rest is only counted (read to its end)
+                parts.append(chunk)
             if not message.get("more_body", False):
-                if size > limit:
-                    return 413, f"Payload Too Large: the body limit is {limit} bytes"
-                return b"".join(parts)
-    return 408, f"Request Timeout: the body did not arrive within {timeout:g} s"
+                return b"".join(parts) if size <= limit else _too_large(limit, close=False)
+    if size > limit:  # too large and too slow: the size is the answer
+        return _too_large(limit, close=True)
+    return Refusal(408, f"Request Timeout: the body did not arrive within {timeout:g} s", True)
 
 
 async def refuse_body(
-    send: Send,
-    refusal: tuple[int, str],
-    request: Headers,
-    limit: int,
-    headers: Iterable[tuple[bytes, bytes]] = (),
+    send: Send, refusal: Refusal, headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:
-    """Answer a refusal of :func:`read_body`, whose body was left unread.
-
-    The server then reads and discards the rest before the connection's next request
-    (uvicorn: for at most its keep-alive timeout). That is what lets an honest client that
-    is still sending read the answer: closing on unread input makes the kernel reset the
-    connection, which can destroy the answer in flight (RFC 9112 section 9.6). So the
-    connection is closed only where the rest is not worth waiting for: a body that
-    trickles (408), a length that cannot be framed (400), or one announced far over the
-    limit (more than twice it), whose sender is not going to stop in time.
-    """
-    status = refusal[0]
-    close = status != 413
-    if not close:
-        declared = request.get(b"content-length")
-        close = declared is not None and int(declared) > 2 * limit  # checked by read_body
-    extra = [*headers, _CLOSE] if close else headers
-    await respond_error(send, status, refusal[1], headers=extra)
+    """Answer a refusal of :func:`read_body` (``connection: close`` where it says so)."""
+    extra = [*headers, _CLOSE] if refusal.close else headers
+    await respond_error(send, refusal.status, refusal.reason, headers=extra)
 
 
 class Sink:

@@ -317,7 +317,7 @@ class SSEApp:
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await refuse_body(send, body, headers, self.max_body_bytes, cors)
+            await refuse_body(send, body, cors)
             return
         try:
             msgspec.json.decode(body, type=msgspec.Raw)  # well-formed JSON? (no decoding)

@@ -24,11 +24,7 @@ import anyio.abc
 from ..aio import EventStore, MemoryEventStore
 from ..aio._background import spawn_background
 from ..exceptions import LocalProtocolError
-from ..protocol import (
-    RequestReceived,
-    TransportSecurity,
-    accepts,
-)
+from ..protocol import RequestReceived, TransportSecurity, accepts
 from ..types import HANDSHAKE_VERSIONS, V2025_03_26
 from ._asgi import (
     ALLOWED_HEADERS,
@@ -320,7 +316,7 @@ class StreamableHTTPApp(SessionRoutes):
                 receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
             )
             if isinstance(body, tuple):
-                await refuse_body(send, body, headers, self.max_body_bytes, cors)
+                await refuse_body(send, body, cors)
                 return
             await self._post_stateless(body, receive, send, headers, cors)
             return
@@ -339,7 +335,7 @@ class StreamableHTTPApp(SessionRoutes):
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await refuse_body(send, body, headers, self.max_body_bytes, cors)
+            await refuse_body(send, body, cors)
             return
         if session is None:
             await self._initialize(body, receive, send, cors)
@@ -366,7 +362,7 @@ class StreamableHTTPApp(SessionRoutes):
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
         )
         if isinstance(body, tuple):
-            await refuse_body(send, body, headers, self.max_body_bytes, cors)
+            await refuse_body(send, body, cors)
             return True
         if served or headers.get(b"mcp-method") is not None or looks_modern(body):
             await post_modern(self, body, receive, send, headers, cors)

@@ -192,7 +192,7 @@ async def serve_http(
     header_timeout: float = 10.0,
     keepalive_timeout: int = 5,
     limit_concurrency: int | None = 1000,
-    ws_max_size: int = 16 * 1024 * 1024,
+    ws_max_size: int | None = None,
     log_level: str = "warning",
     ready: Callable[[HttpServer], None] | None = None,
     on_shutdown: Callable[[], None] | None = None,
@@ -208,7 +208,9 @@ async def serve_http(
         keepalive_timeout: seconds an idle keep-alive connection stays open.
         limit_concurrency: most connections and tasks at once (503 beyond).
         ws_max_size: largest WebSocket message uvicorn accepts; a frame declaring more is
-            refused (close 1009) before its payload is read. Set it to the app's limit.
+            refused (close 1009) before its payload is read. ``None``: the app's own
+            limit when it has one (``max_message_bytes``, as mcpkit's ``WebSocketApp``),
+            else uvicorn's 16 MiB.
         log_level: uvicorn's log level.
         ready: called once the socket is listening.
         on_shutdown: called when shutdown begins, before the open connections get their
@@ -243,6 +245,11 @@ async def serve_http(
         # The sans-I/O implementation (uvicorn >= 0.35); older uvicorns (the http extra
         # allows >= 0.30) only have the one on websockets' legacy API.
         ws = "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "websockets"
+    if ws_max_size is None:
+        # The app's limit: uvicorn's own default (16 MiB) would buffer a frame announced
+        # over it whole before the app could refuse it (RFC 6455 section 7.4.1, 1009).
+        own = getattr(app, "max_message_bytes", None)
+        ws_max_size = own if isinstance(own, int) and own > 0 else 16 * 1024 * 1024
     config = uvicorn.Config(
         app,
         http=_protocol_class(header_timeout),
