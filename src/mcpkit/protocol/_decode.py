@@ -65,6 +65,8 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 _ENVELOPE_DECODER: Final = msgspec.json.Decoder(_Envelope)
+# Bound once: the attribute lookup costs as much as a tenth of the fast path below.
+_decode_envelope: Final = _ENVELOPE_DECODER.decode
 _BOM: Final = b"\xef\xbb\xbf"
 _STRING_RE: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _BRACKETS: Final = bytes.maketrans(b"[{]}", b"(())")
@@ -142,7 +144,7 @@ def decode_message(
         if refused is not None:
             return refused
     try:
-        env = _ENVELOPE_DECODER.decode(data)
+        env = _decode_envelope(data)
     except msgspec.ValidationError:
         return decode_slow(data, tolerant)  # not an object, or an unknown member
     except msgspec.DecodeError as exc:

@@ -59,6 +59,7 @@ class _ErrorResponse(msgspec.Struct, gc=False):
 
 
 _ENCODER: Final = msgspec.json.Encoder()
+_encode_json: Final = _ENCODER.encode  # bound once, for the hot paths
 
 
 def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
@@ -265,7 +266,7 @@ def encode_result(id: RequestId, result: Any) -> bytes:
         _check_object(result, "result")
     # Inlined _encode: this is the hottest encoding path.
     try:
-        out = _ENCODER.encode(_ResultResponse("2.0", id, result))
+        out = _encode_json(_ResultResponse("2.0", id, result))
     except _ENCODE_ERRORS as exc:
         raise LocalProtocolError(f"cannot encode result as JSON: {exc}") from exc
     if len(out) > _WALK_ABOVE:
