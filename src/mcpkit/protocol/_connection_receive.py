@@ -54,7 +54,15 @@ class _PeekParams(msgspec.Struct):
     meta: _PeekMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
+class _AnswerPeek(msgspec.Struct):
+    id: Any = None
+    method: Raw | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+
 _PEEK_DECODER: Final = msgspec.json.Decoder(_PeekParams)
+_ANSWER_DECODER: Final = msgspec.json.Decoder(_AnswerPeek)
 _PROGRESS_DECODER: Final = msgspec.json.Decoder(ProgressNotificationParams)
 _CANCELLED_DECODER: Final = msgspec.json.Decoder(CancelledNotificationParams)
 
@@ -123,7 +131,7 @@ class Receiving:
             return self._on_notification(message)  # type: ignore[arg-type]
         if kind is DecodedResponse:
             return self._on_response(message)  # type: ignore[arg-type]
-        return self._on_failure(message)  # type: ignore[arg-type]
+        return self._on_failure(message, data)  # type: ignore[arg-type]
 
     def _receive_batch(self, data: bytes) -> Event:
         if len(data) > self.limits.max_message_bytes:
@@ -164,11 +172,39 @@ class Receiving:
         reason = f"Parse error: message exceeds the limit of {limit} bytes"
         return MessageRejected(encode_error(None, ErrorCode.PARSE_ERROR, reason), reason)
 
-    def _on_failure(self, failure: DecodeFailure) -> Event:
+    def _on_failure(self, failure: DecodeFailure, data: bytes) -> Event:
+        if failure.id is None and self._pending:
+            answered = self._answer_of(data)
+            if answered is not None:
+                # The answer to one of our requests that cannot be read (invalid UTF-8,
+                # too deep, too large): its call fails now rather than at its timeout.
+                # A response is never answered, so no -32700 goes back.
+                self._finish_outbound(answered, self._pending.pop(answered))
+                return ResponseInvalid(answered, failure.error.message)
         reply = None
         if failure.reply:
             reply = encode_error(failure.id, failure.error.code, failure.error.message)
         return MessageRejected(reply, failure.error.message)
+
+    def _answer_of(self, data: bytes) -> RequestId | None:
+        """The pending request that ``data``, a message refused before it could be
+        classified, answers (it names no method, has a result or an error and a pending
+        id), if its members can be read at all. The values are skipped, not checked:
+        msgspec does not decode what it skips."""
+        try:
+            peek = _ANSWER_DECODER.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+        rid = peek.id
+        if (
+            peek.method is UNSET
+            and (peek.result is not UNSET or peek.error is not UNSET)
+            and isinstance(rid, (int, str))
+            and not isinstance(rid, bool)
+            and rid in self._pending
+        ):
+            return rid
+        return None
 
     def _on_request(self, message: RequestReceived, data: bytes) -> Event:
         rid = message.request_id

@@ -61,6 +61,13 @@ _QUEUE_SIZE: Final = 1024
 _ACCEPT_BOTH: Final = f"{_JSON}, {_SSE}"
 
 
+def _expired() -> SessionExpiredError:
+    return SessionExpiredError(
+        "the server ended the session (HTTP 404); a new session must be initialized",
+        status=404,
+    )
+
+
 class StreamableHTTPTransport:
     """Connect to an MCP server over Streamable HTTP::
 
@@ -82,7 +89,11 @@ class StreamableHTTPTransport:
         reconnect_initial, reconnect_factor, reconnect_max: the backoff between attempts
             to resume a broken SSE stream (when the server sent no ``retry``), in seconds.
         max_reconnect_attempts: consecutive failed attempts to resume a stream before
-            giving up (the request then fails; the standalone stream is abandoned).
+            giving up (the request then fails; the standalone stream is abandoned). A GET
+            fails when it gets no answer, an error status or a connection that breaks; one
+            the server ends cleanly is a poll (2025-11-25 SSE polling) and does not count:
+            a request is then bounded by its timeout. Reconnections are at least 50 ms
+            apart, whatever the server's ``retry``.
 
     Raises:
         TransportError: httpx is not installed.
@@ -157,6 +168,10 @@ class StreamableHTTPChannel(Exchanges):
         self._stateless_ids: set[RequestId] = set()
         self._calls: dict[RequestId, anyio.CancelScope] = {}
         self._listening: anyio.CancelScope | None = None
+        #: The server forgot our session (404 on any exchange, the GET streams included):
+        #: until a new ``initialize`` answers, messages fail with SessionExpiredError
+        #: instead of going out without a session (which the server refuses with 400).
+        self._session_lost = False
         self._short = httpx.Timeout(transport.timeout)
         self._long = httpx.Timeout(transport.timeout, read=transport.sse_read_timeout)
 
@@ -304,6 +319,7 @@ class StreamableHTTPChannel(Exchanges):
         logger.info("the server ended session %s (HTTP 404)", session)
         self.session_id = None
         self.protocol_version = None
+        self._session_lost = True
         if self._listening is not None:
             self._listening.cancel()
             self._listening = None
@@ -311,6 +327,8 @@ class StreamableHTTPChannel(Exchanges):
     async def _post_quietly_answered(self, message: bytes) -> None:
         """POST a notification or response; the server answers 202 (or 200)."""
         assert self._client is not None
+        if self._session_lost:
+            raise _expired()
         headers = self._headers(_ACCEPT_BOTH)
         headers["Content-Type"] = _JSON
         session = headers.get(_SESSION)

@@ -74,6 +74,7 @@ class Exchanges:
         _stateless_ids: set[RequestId]
         _calls: dict[RequestId, anyio.CancelScope]
         _listening: anyio.CancelScope | None
+        _session_lost: bool
         _long: httpx.Timeout
 
         def _headers(
@@ -114,6 +115,12 @@ class Exchanges:
         """POST a request and deliver its answer; the error that fails what is still
         pending, or ``None``."""
         assert self._client is not None
+        if self._session_lost and out.initialize_id is None and _SESSION not in headers:
+            # An earlier exchange met 404: without a session the server would answer 400.
+            return SessionExpiredError(
+                "the server ended the session (HTTP 404); a new session must be initialized",
+                status=404,
+            )
         headers["Content-Type"] = _JSON
         session = headers.get(_SESSION)
         parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
@@ -133,6 +140,7 @@ class Exchanges:
                     if new_session is not None and not valid_session_id(new_session):
                         return RemoteProtocolError(f"invalid Mcp-Session-Id {new_session!r}")
                     self.session_id = new_session
+                    self._session_lost = False
                 if status == 404 and session is not None:
                     self._expire(session)
                     return SessionExpiredError("the server ended the session", status=404)

@@ -17,7 +17,7 @@ from typing import Final
 import anyio
 import anyio.lowlevel
 
-from ..exceptions import MessageNotDelivered, RemoteProtocolError, SessionExpiredError
+from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEParser, media_type
 from ..types import RequestId
 from ._http_client_messages import describe_http_error
@@ -141,19 +141,29 @@ async def iterate_body(
 Deliver = Callable[[bytes], Awaitable[bool]]
 
 
+#: The shortest wait between two GETs of a stream, whatever ``retry`` says: a server that
+#: answers every GET at once (``retry: 0``) is polled at most 20 times a second.
+MIN_RECONNECT_DELAY: Final = 0.05
+
+
 @dataclass(frozen=True, slots=True)
 class _Attempt:
     status: int | None  # None: no HTTP answer
     delivered: bool  # the stream delivered at least one message
     expired: bool  # 404 for our session: the server forgot it
     why: str
+    #: The server answered with a stream that it ended cleanly, or that moved the event
+    #: id on: it is polling (2025-11-25, SEP-1699: it may close the connection without
+    #: ending the stream and expects the client back after ``retry``), not failing.
+    polled: bool = False
 
 
 @dataclass(slots=True)
 class Resumer:
     """Opens GET streams: to resume a request's broken answer stream (``Last-Event-ID``)
     and to listen for the server's own messages, reconnecting with the server's ``retry``
-    or exponential backoff, at most ``attempts`` times in a row without a message."""
+    or exponential backoff, at most ``attempts`` times in a row without a message or a
+    clean end (a poll)."""
 
     client: httpx.AsyncClient
     url: str
@@ -169,8 +179,10 @@ class Resumer:
         """The server's ``retry`` if it sent one, else exponential backoff; both capped at
         ``maximum`` (every wait has a bound)."""
         if parser.retry is not None:
-            return min(parser.retry / 1000, self.maximum)
-        return min(self.initial * self.factor**failures, self.maximum)
+            delay = min(parser.retry / 1000, self.maximum)
+        else:
+            delay = min(self.initial * self.factor**failures, self.maximum)
+        return max(delay, MIN_RECONNECT_DELAY)
 
     async def _get(
         self, parser: SSEParser, deliver: Deliver, opened: Callable[[], None] | None = None
@@ -184,6 +196,7 @@ class Resumer:
         if parser.last_event_id:
             headers["Last-Event-ID"] = parser.last_event_id
         session = headers.get(SESSION)
+        before = parser.last_event_id
         try:
             async with self.client.stream(
                 "GET", self.url, headers=headers, timeout=self.timeout, follow_redirects=False
@@ -200,7 +213,8 @@ class Resumer:
         except httpx.HTTPError as exc:
             return _Attempt(None, False, False, describe_http_error(exc))
         why = describe_http_error(broken) if broken is not None else "the stream ended"
-        return _Attempt(200, delivered, False, why)
+        polled = broken is None or parser.last_event_id not in (None, before)
+        return _Attempt(200, delivered, False, why, polled)
 
     async def resume(
         self, parser: SSEParser, pending: set[RequestId], deliver: Deliver, why: str
@@ -226,14 +240,22 @@ class Resumer:
             await anyio.sleep(self.delay(parser, failures))
             attempt = await self._get(parser, deliver)
             if attempt.expired:
-                return SessionExpiredError("the server ended the session", status=404)
+                # Not a SessionExpiredError, which makes the client send the request again
+                # in a new session: the server has seen this one and may have acted on it.
+                return TransportError(
+                    "the server ended the session while answering (HTTP 404 on resuming "
+                    "the response stream); the request may have been processed, so it is "
+                    "not sent again",
+                    status=404,
+                )
             if attempt.status == 405:
                 return MessageNotDelivered(
                     "the server does not allow resuming the response stream (GET 405)",
                     status=405,
                 )
             status, why = attempt.status, attempt.why
-            failures = 0 if attempt.delivered else failures + 1
+            # While the server keeps answering, the caller's timeout is the bound.
+            failures = 0 if attempt.delivered or attempt.polled else failures + 1
         return None
 
     async def listen(
@@ -255,7 +277,7 @@ class Resumer:
             if attempt.expired:
                 return
             logger.debug("the standalone SSE stream ended: %s", attempt.why)
-            failures = 0 if attempt.delivered else failures + 1
+            failures = 0 if attempt.delivered or attempt.polled else failures + 1
             if failures >= self.attempts:
                 logger.warning(
                     "the standalone SSE stream could not be reopened (%s; %d attempts): "
