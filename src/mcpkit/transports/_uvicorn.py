@@ -34,13 +34,15 @@ class _Coalescing:
     transport's own.
     """
 
-    __slots__ = ("_held", "_held_for", "_protocol", "_transport")
+    __slots__ = ("_held", "_held_for", "_protocol", "_transport", "upgraded")
 
     def __init__(self, transport: asyncio.Transport, protocol: Any) -> None:
         self._transport = transport
         self._protocol = protocol
         self._held: bytes | None = None
         self._held_for: object = None  # the request cycle whose headers were held
+        #: The connection was handed to another protocol (a WebSocket upgrade).
+        self.upgraded = False
 
     def write(self, data: bytes) -> None:
         held = self._held
@@ -81,6 +83,7 @@ class _Coalescing:
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
         self.flush()  # an upgrade (WebSocket): the new protocol writes at once
         self._protocol = protocol
+        self.upgraded = True
         self._transport.set_protocol(protocol)
 
     def __getattr__(self, name: str) -> Any:
@@ -154,6 +157,8 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
                 self._timer = self.loop.call_at(deadline, self._check)  # it moved: wait on
                 return
             self._deadline_at = None
+            if self._writes.upgraded:
+                return  # a WebSocket now: it lives until one side closes it
             if self.cycle is self._armed_cycle and not self.transport.is_closing():
                 logger.info("closing a connection that sent no complete request in time")
                 self.transport.close()
