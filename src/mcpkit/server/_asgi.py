@@ -260,26 +260,48 @@ class Sink:
     of the server buffering without bound.
     """
 
-    __slots__ = ("_wake", "chunks", "closed", "end", "max_bytes", "retry_ms", "size")
+    __slots__ = (
+        "_wake",
+        "chunks",
+        "closed",
+        "cut_grace",
+        "end",
+        "max_bytes",
+        "pump_scope",
+        "retry_ms",
+        "size",
+    )
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, *, cut_grace: float = 10.0) -> None:
         self.chunks: deque[bytes] = deque()
         self.size = 0
         self.max_bytes = max_bytes
+        #: Seconds a client cut off for falling behind has to take what is queued.
+        self.cut_grace = cut_grace
         self.end = False  # finish the response after the queued chunks
         self.closed = False  # the client is gone (or was cut off)
         self.retry_ms: int | None = None
+        #: The scope of the pump writing this response (set by :func:`pump`).
+        self.pump_scope: anyio.CancelScope | None = None
         self._wake = anyio.Event()
 
     def put(self, chunk: bytes) -> bool:
-        """Queue a chunk; returns False when the client is gone or too far behind."""
+        """Queue a chunk; returns False when the client is gone or too far behind.
+
+        One chunk larger than ``max_bytes`` is taken when nothing is queued: a single
+        message is bounded by the message limits, and a client that keeps up gets it.
+        """
         if self.closed or self.end:
             return False
-        if self.size + len(chunk) > self.max_bytes:
+        if self.size and self.size + len(chunk) > self.max_bytes:
             # End this response after what is queued: the client reconnects and resumes
-            # from the event store instead of the server buffering without bound.
+            # from the event store instead of the server buffering without bound. A
+            # client that has stopped reading does not hold the response (and what it
+            # holds) for ever: the pump stops after cut_grace seconds.
             logger.warning("SSE client too slow (%d bytes queued): ending its stream", self.size)
             self.finish()
+            if self.pump_scope is not None:
+                self.pump_scope.deadline = anyio.current_time() + self.cut_grace
             return False
         self.chunks.append(chunk)
         self.size += len(chunk)
@@ -336,6 +358,7 @@ async def pump(
     """
     delivered = False
     async with anyio.create_task_group() as tg:
+        sink.pump_scope = tg.cancel_scope
         tg.start_soon(_watch_disconnect, receive, sink)
         try:
             while not sink.closed:
@@ -363,6 +386,7 @@ async def pump(
         except OSError:  # some servers raise when writing to a closed connection
             sink.disconnect()
         finally:
+            sink.pump_scope = None
             tg.cancel_scope.cancel()
     if not delivered:
         sink.disconnect()

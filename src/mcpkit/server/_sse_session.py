@@ -40,7 +40,11 @@ class _Channel:
             raise anyio.ClosedResourceError
         # 2024-11-05: "Server messages are sent as SSE message events".
         if not self.sink.put(encode_event(message, event="message")):
-            raise anyio.BrokenResourceError  # the client left, or fell too far behind
+            # The client left, or fell too far behind: 2024-11-05 has no resumption, so
+            # the session ends now (its POSTs get 404) rather than take messages whose
+            # answers cannot be delivered.
+            self.shut()
+            raise anyio.BrokenResourceError
 
     async def receive(self) -> bytes:
         try:

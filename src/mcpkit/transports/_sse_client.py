@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -25,6 +25,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
+from ._http_client_messages import describe_http_error
 
 if TYPE_CHECKING:
     import httpx
@@ -290,12 +291,20 @@ class SSEChannel:
 
         if self._closed or self._client is None or self.endpoint_url is None:
             raise anyio.ClosedResourceError
+        # The stream's client waits sse_read_timeout for data; a POST is answered at once
+        # (202), so it gets `timeout` for every phase (a given http_client keeps its own).
+        timeout: Any = (
+            httpx.Timeout(self._t.timeout)
+            if self._t.http_client is None
+            else httpx.USE_CLIENT_DEFAULT
+        )
         try:
             async with self._client.stream(
                 "POST",
                 self.endpoint_url,
                 content=message,
                 headers={"content-type": "application/json"},
+                timeout=timeout,
             ) as response:
                 status = response.status_code
                 # 202 Accepted is what servers send; any 2xx means the message was taken.
@@ -303,7 +312,8 @@ class SSEChannel:
                     return
                 excerpt = await _excerpt(response)
         except httpx.HTTPError as exc:
-            raise MessageNotDelivered(f"the message could not be POSTed: {exc}") from exc
+            why = describe_http_error(exc)
+            raise MessageNotDelivered(f"the message could not be POSTed: {why}") from exc
         raise MessageNotDelivered(
             f"the server answered HTTP {status} to a message {excerpt}".rstrip(), status=status
         )

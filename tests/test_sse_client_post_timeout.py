@@ -1,0 +1,61 @@
+"""The legacy HTTP+SSE client bounds each message POST by ``SSETransport(timeout=...)``:
+the stream's long read timeout (``sse_read_timeout``) is for the stream only. A server
+that takes a POST and never answers fails that one message with MessageNotDelivered
+after about ``timeout`` seconds, and the channel stays usable."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final
+
+import anyio
+import pytest
+
+from mcpkit.exceptions import MessageNotDelivered
+from mcpkit.transports import SSETransport
+
+from ._httpserver import running_server
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT: Final = 0.3
+LIMIT: Final = 10.0
+
+
+class SilentPosts:
+    """Opens a session stream, then takes POSTs and answers none of them (until the
+    client leaves); a POST whose body is ``ok`` gets its 202."""
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["method"] == "GET":
+            headers = [(b"content-type", b"text/event-stream")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            endpoint = b"event: endpoint\ndata: /messages?session_id=s1\n\n"
+            await send({"type": "http.response.body", "body": endpoint, "more_body": True})
+        else:
+            body = (await receive()).get("body", b"")
+            if body == b"ok":
+                await send({"type": "http.response.start", "status": 202, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_a_post_that_is_never_answered_fails_after_timeout() -> None:
+    with running_server(SilentPosts()) as served:
+        transport = SSETransport(served.url + "/sse", timeout=TIMEOUT, close_timeout=1.0)
+        with anyio.fail_after(LIMIT):
+            async with transport.connect() as channel:
+                started = time.monotonic()
+                with pytest.raises(MessageNotDelivered, match="ReadTimeout"):
+                    await channel.send(b"never")
+                assert time.monotonic() - started < 5 * TIMEOUT + 1.0
+                await channel.send(b"ok")  # the channel is still usable
