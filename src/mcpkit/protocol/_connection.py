@@ -77,6 +77,11 @@ class Connection(Receiving):
         """Ids of peer requests not yet answered (including cancelled ones not yet finished)."""
         return list(self._in_flight)
 
+    @property
+    def in_flight_count(self) -> int:
+        """How many peer requests are not yet answered (see :attr:`in_flight_ids`)."""
+        return len(self._in_flight)
+
     def is_in_flight(self, request_id: RequestId) -> bool:
         """Whether a peer request with this id awaits our answer and was not cancelled."""
         entry = self._in_flight.get(request_id)

@@ -140,7 +140,8 @@ class RequestContext(Asking):
         the client reconnects after ``retry_ms`` milliseconds with ``Last-Event-ID`` and
         receives what it missed, the response included. Lets a server shed long-held
         connections. Returns ``False`` where there is no such stream (other transports, a
-        JSON response, or no event store to resume from).
+        JSON response, no event store to resume from, or a client older than 2025-11-25,
+        whose streams carry no event id before the response).
         """
         route = self._inbound.route
         return route is not None and route.close_connection(retry_ms)

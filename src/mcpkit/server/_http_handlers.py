@@ -12,7 +12,7 @@ from ..aio import Flag, detached_context
 from ..protocol import BatchReceived, Event, HandshakeState, MessageRejected, encode_event
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
-from ._http_streams import Exchange
+from ._http_streams import SESSION_GONE, Exchange
 from ._logbridge import current_request
 
 if TYPE_CHECKING:
@@ -31,8 +31,15 @@ _SSE_HEADERS: Final = [
 ]
 
 
-async def _respond_json(send: Send, responses: list[bytes], headers: list[Any]) -> None:
+async def _respond_json(
+    send: Send, session: HttpSession, responses: list[bytes], headers: list[Any]
+) -> None:
     if not responses:
+        if session.closed:
+            # Ended (DELETE, expiry) while its requests ran: "MUST respond to requests
+            # containing that session ID with HTTP 404" (Session Management).
+            await respond_error(send, *SESSION_GONE, headers=headers)
+            return
         # Every request was cancelled by the client: there is no answer to give.
         await respond(send, 202, headers=headers)
         return
@@ -111,11 +118,11 @@ async def handle_message(
             # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
         if exchange.done.is_set() and not exchange.early and not exchange.closing:
-            await _respond_json(send, exchange.responses, headers)
+            await _respond_json(send, session, exchange.responses, headers)
             return
         if app.json_response:
             await exchange.done.wait()
-            await _respond_json(send, exchange.responses, headers)
+            await _respond_json(send, session, exchange.responses, headers)
             return
         await _stream(app, session, exchange, receive, send, headers)
     finally:

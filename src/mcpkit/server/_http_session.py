@@ -150,8 +150,16 @@ class HttpSession:
         self.last_active = time.monotonic()
 
     def idle_for(self, now: float) -> float:
-        """Seconds without any open request or stream (0 while one is open)."""
-        return 0.0 if self.connections else now - self.last_active
+        """Seconds without any open request or stream, or any request still being
+        handled (0 while there is one). A handler can outlive its POST: one that runs in
+        a task of its own (a batch's, every request's on trio) after its client left, to
+        be resumed; the idle time then counts from when it was last seen running."""
+        if self.connections:
+            return 0.0
+        if self.endpoint.connection.in_flight_count:
+            self.last_active = now
+            return 0.0
+        return now - self.last_active
 
     # -- lifetime -------------------------------------------------------------------------
 

@@ -24,13 +24,17 @@ from ._asgi import Sink
 if TYPE_CHECKING:
     from ._http_session import HttpSession
 
-__all__ = ["Exchange", "SseStream", "is_request"]
+__all__ = ["SESSION_GONE", "Exchange", "SseStream", "is_request"]
 
 logger = logging.getLogger("mcpkit.server.http")
 
 # mcpkit's encoder writes members in a fixed order (protocol/_encode.py), so a message we
 # produced is a request exactly when an id follows the version; responses never pass here.
 _REQUEST_PREFIX: Final = b'{"jsonrpc":"2.0","id":'
+
+
+#: The answer for a session id the app does not know, or whose session has ended.
+SESSION_GONE: Final = (404, "Not Found: unknown or expired session; initialize a new one")
 
 
 def is_request(message: bytes) -> bool:
@@ -110,9 +114,14 @@ class SseStream:
 
     def close_connection(self, retry_ms: int | None) -> bool:
         """End the live HTTP response but not the stream (SSE polling, SEP-1699): the
-        client reconnects after ``retry_ms`` and resumes with ``Last-Event-ID``."""
+        client reconnects after ``retry_ms`` and resumes with ``Last-Event-ID``.
+
+        Only for 2025-11-25 and later clients, whose streams start with an event id (the
+        priming event): before that, a server "SHOULD NOT close the SSE stream before
+        sending the JSON-RPC response" (2025-06-18 ``basic/transports.mdx``), and a
+        client with no event id could not resume."""
         sink = self.sink
-        if sink is None or not self.resumable or self.complete:
+        if sink is None or not self.session.primes or self.complete:
             return False
         if retry_ms is not None:
             sink.put(encode_retry(retry_ms))
@@ -200,8 +209,8 @@ class Exchange:
         stream = self.stream
         if stream is not None:
             return stream.close_connection(retry_ms)
-        if not self.sse or self.session.store is None or self.done.is_set():
-            return False
+        if not self.sse or not self.session.primes or self.done.is_set():
+            return False  # (see SseStream.close_connection)
         # The handler runs before the POST has chosen JSON or SSE: remember the request,
         # so the answer becomes a stream that closes right after its priming event.
         self.closing = True

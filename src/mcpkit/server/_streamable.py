@@ -43,6 +43,7 @@ from ._asgi import (
 from ._http_handlers import handle_message
 from ._http_modern import looks_modern, post_modern
 from ._http_session import HttpSession, session_deadline
+from ._http_streams import SESSION_GONE
 from ._streamable_routes import ALLOW as _ALLOW
 from ._streamable_routes import SessionRoutes
 
@@ -339,6 +340,11 @@ class StreamableHTTPApp(SessionRoutes):
             return
         if session is None:
             await self._initialize(body, receive, send, cors)
+            return
+        if session.closed:
+            # Ended (DELETE, idle expiry) while the body was arriving: "MUST respond to
+            # requests containing that session ID with HTTP 404" (Session Management).
+            await respond_error(send, *SESSION_GONE, headers=cors)
             return
         session.connections += 1
         try:

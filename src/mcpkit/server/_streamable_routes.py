@@ -17,6 +17,7 @@ from ..types import V2026_07_28, ErrorCode
 from ._asgi import Headers, Receive, Send, respond, respond_error
 from ._http_handlers import handle_get, handle_message
 from ._http_session import HttpSession
+from ._http_streams import SESSION_GONE
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -81,7 +82,7 @@ class SessionRoutes:
         if session is None and not valid_session_id(raw):
             return 400, "Bad Request: malformed Mcp-Session-Id header"
         if session is None or session.closed:
-            return 404, "Not Found: unknown or expired session; initialize a new one"
+            return SESSION_GONE
         return session
 
     async def _get(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
