@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -18,6 +19,7 @@ from ..exceptions import (
     LocalProtocolError,
     MessageNotDelivered,
     RemoteProtocolError,
+    RequestTimeoutError,
     SessionExpiredError,
 )
 from ..protocol import DEFAULT_LIMITS, Connection, Limits
@@ -323,7 +325,8 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
 
         Raises:
             RPCError: the server answered with an error.
-            RequestTimeoutError: no answer in time (the request was cancelled).
+            RequestTimeoutError: no answer in time (the request was cancelled), or no
+                request slot (``max_concurrent_requests``) came free in time.
             RemoteProtocolError: the answer did not match ``result_type``, or the server
                 broke the multi round-trip rules.
             ConnectionClosedError: the connection ended.
@@ -363,14 +366,29 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
     ) -> bytes:
         assert self._endpoint is not None
         assert self._limiter is not None
-        async with self._limiter:  # released before any renewal: initialize needs a slot
+        idle = self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout
+        hard = self.max_timeout if isinstance(max_timeout, msgspec.UnsetType) else max_timeout
+        # Waiting for a slot (max_concurrent_requests) counts against both timeouts: the
+        # caller's bound covers the whole call, queue included.
+        bounds = [t for t in (idle, hard) if t is not None]
+        started = anyio.current_time()
+        with anyio.move_on_after(min(bounds) if bounds else math.inf) as queued:
+            await self._limiter.acquire()
+        waited = anyio.current_time() - started
+        try:  # released before any renewal: initialize needs a slot
+            if queued.cancelled_caught or (bounds and waited >= min(bounds)):
+                raise RequestTimeoutError(
+                    f"{method} found no free request slot in time (max_concurrent_requests"
+                    f"={self._max_concurrent} in flight); it was not sent"
+                )
             raw = await self._endpoint.request(
                 method,
                 params,
-                timeout=self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout,
-                max_timeout=self.max_timeout
-                if isinstance(max_timeout, msgspec.UnsetType)
-                else max_timeout,
+                timeout=None if idle is None else idle - waited,
+                max_timeout=None if hard is None else hard - waited,
                 on_progress=on_progress,
             )
+        finally:
+            if not queued.cancelled_caught:
+                self._limiter.release()
         return bytes(raw)

@@ -99,6 +99,7 @@ class ProcessChannel:
         self._eof = False
         self._write_lock = anyio.Lock(fast_acquire=True)
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._watching = anyio.CancelScope()  # the watch for the server's exit
 
     def connect(self) -> contextlib.AbstractAsyncContextManager[ProcessChannel]:
         """Act as a transport: an unopened channel opens itself (so it can be handed to
@@ -154,7 +155,21 @@ class ProcessChannel:
         await self._task_group.__aenter__()
         if self._process.stderr is not None:
             self._task_group.start_soon(self._pump_stderr, self._process.stderr)
+        if posix:
+            self._task_group.start_soon(self._watch_exit, self._process)
         return self
+
+    async def _watch_exit(self, process: anyio.abc.Process) -> None:
+        """When the server exits by itself, end what it started in its session (its
+        process group): a child that inherited the server's stdout keeps the pipe open,
+        and the end of the server, and of its pending calls, would go unseen until the
+        calls' timeouts. SIGTERM, then SIGKILL after ``terminate_timeout``."""
+        with self._watching:
+            await process.wait()
+            for sig in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
+                if not self._signal_group(process.pid, sig):
+                    return  # nothing is left of the session
+                await anyio.sleep(self._t.terminate_timeout)
 
     async def __aexit__(
         self,
@@ -242,6 +257,7 @@ class ProcessChannel:
 
     async def aclose(self) -> None:
         """Shut the server down: close stdin, then SIGTERM, then SIGKILL; reap it."""
+        self._watching.cancel()  # from here on, shutting down is aclose's
         try:
             await self._shut_down()
         finally:
@@ -267,6 +283,17 @@ class ProcessChannel:
                 await process.wait()
                 return
         await process.wait()  # after SIGKILL the process is gone promptly
+
+    @staticmethod
+    def _signal_group(pgid: int, sig: int) -> bool:
+        """Signal a process group; False when no process of it is left."""
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
 
     @staticmethod
     def _signal(process: anyio.abc.Process, sig: int) -> None:
