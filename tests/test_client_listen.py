@@ -10,7 +10,7 @@ import pytest
 
 from mcpkit.aio import MemoryNotificationBus
 from mcpkit.client import Client
-from mcpkit.exceptions import CapabilityError
+from mcpkit.exceptions import CapabilityError, LocalProtocolError, RequestTimeoutError
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
 
@@ -112,6 +112,32 @@ async def test_a_server_without_listen_refuses_it() -> None:
             with pytest.raises(CapabilityError):
                 async with client.listen(tools=True):
                     pass
+
+
+async def test_errors_come_out_as_themselves_not_in_a_group() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build()) as client:
+            client.timeout = 1e-9  # no acknowledgement can arrive in time
+            with pytest.raises(RequestTimeoutError, match="not acknowledged"):
+                async with client.listen(tools=True):
+                    pass
+            client.timeout = LIMIT
+            # The caller's own exception from the block.
+            with pytest.raises(KeyError, match="mine"):
+                async with client.listen(tools=True):
+                    raise KeyError("mine")
+
+
+async def test_an_unknown_logging_level_is_refused_at_once_on_2026() -> None:
+    # On 2026-07-28 the level travels with every later request: a bogus one would make
+    # each of them fail, so it is refused when set.
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build()) as client:
+            with pytest.raises(LocalProtocolError, match="bogus"):
+                await client.set_logging_level("bogus")  # type: ignore[arg-type]
+            await client.ping()
+            await client.set_logging_level("debug")
+            await client.ping()
 
 
 async def test_listen_over_streamable_http() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ from ..types import (
     SubscriptionFilter,
     SubscriptionsListenResult,
 )
+
+if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
+    from exceptiongroup import BaseExceptionGroup
 
 if TYPE_CHECKING:
     from ..aio import Endpoint
@@ -253,19 +257,25 @@ class ListenMethods:
                 if stream.subscription_id is not None:
                     listens.pop(stream.subscription_id, None)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            try:
-                wait = math.inf if self.timeout is None else self.timeout
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
                 try:
-                    with anyio.fail_after(wait):
-                        await stream.acknowledged.wait()
-                except TimeoutError:
-                    raise RequestTimeoutError(
-                        "subscriptions/listen was not acknowledged in time"
-                    ) from None
-                if stream.error is not None:
-                    raise stream.error
-                yield stream
-            finally:
-                tg.cancel_scope.cancel()
+                    wait = math.inf if self.timeout is None else self.timeout
+                    try:
+                        with anyio.fail_after(wait):
+                            await stream.acknowledged.wait()
+                    except TimeoutError:
+                        raise RequestTimeoutError(
+                            "subscriptions/listen was not acknowledged in time"
+                        ) from None
+                    if stream.error is not None:
+                        raise stream.error
+                    yield stream
+                finally:
+                    tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # The documented errors, and the caller's own from the block, as themselves.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise

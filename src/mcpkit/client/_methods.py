@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, get_args
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -51,6 +51,7 @@ T = TypeVar("T")
 Page = TypeVar("Page")
 Item = TypeVar("Item")
 Timeout = float | None | UnsetType
+_LOG_LEVELS: Final[tuple[str, ...]] = get_args(LoggingLevel)
 _MAX_PAGES: Final = 10_000
 
 
@@ -133,8 +134,14 @@ class ClientMethods:
 
         Raises:
             RPCError: the server does not support logging or refused the level.
+            LocalProtocolError: (2026-07-28) ``level`` is not a logging level: it would
+                travel with, and fail, every later request.
         """
         if self._is_modern():
+            if level not in _LOG_LEVELS:
+                raise LocalProtocolError(
+                    f"unknown logging level {level!r}; one of: {', '.join(_LOG_LEVELS)}"
+                )
             self._use_log_level(level)
             return
         await self.request("logging/setLevel", SetLevelRequestParams(level=level), EmptyResult)

@@ -17,7 +17,7 @@ import anyio.to_thread
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, RPCError
-from ..protocol import UriTemplate, is_template
+from ..protocol import UriTemplate
 from ..types import (
     Annotations,
     ErrorCode,
@@ -97,7 +97,9 @@ class ResourceRegistry:
             "meta": UNSET if meta is None else dict(meta),
         }
         params = {p.name for p in schema.parameters}
-        if is_template(uri):
+        if "{" in uri or "}" in uri:
+            # A template (braces are not allowed in a URI, RFC 3986 section 2): an invalid
+            # one is refused, not registered as a fixed URI with its braces.
             matcher = UriTemplate(uri)
             variables = set(matcher.variables)
             required = {p.name for p in schema.parameters if p.required}

@@ -68,9 +68,9 @@ class Running:
         Raises:
             LocalProtocolError: an invalid option.
         """
-        from ._streamable import StreamableHTTPApp
+        from ._http_apps import app_for
 
-        return StreamableHTTPApp(cast("LowLevelServer", self), **options)
+        return cast("StreamableHTTPApp", app_for(cast("LowLevelServer", self), "http", **options))
 
     async def serve_http(
         self,

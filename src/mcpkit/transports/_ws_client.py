@@ -139,17 +139,20 @@ class WebSocketChannel:
             from websockets.trio.client import connect as trio_connect
 
             factory = trio_connect
-        self._cm = factory(
-            t.url,
-            subprotocols=[Subprotocol(SUBPROTOCOL)],
-            origin=None if t.origin is None else Origin(t.origin),
-            additional_headers=t.headers or None,
-            max_size=t.max_message_bytes,
-            open_timeout=t.open_timeout,
-            close_timeout=t.close_timeout,
-            ping_interval=t.ping_interval,
-            ping_timeout=t.ping_timeout,
-        )
+        try:
+            self._cm = factory(
+                t.url,
+                subprotocols=[Subprotocol(SUBPROTOCOL)],
+                origin=None if t.origin is None else Origin(t.origin),
+                additional_headers=t.headers or None,
+                max_size=t.max_message_bytes,
+                open_timeout=t.open_timeout,
+                close_timeout=t.close_timeout,
+                ping_interval=t.ping_interval,
+                ping_timeout=t.ping_timeout,
+            )
+        except (InvalidURI, ValueError) as exc:  # a malformed URL (scheme, host, port)
+            raise TransportError(f"cannot open a WebSocket to {t.url!r}: {exc}") from exc
         try:
             self.connection = await self._cm.__aenter__()
         except InvalidStatus as exc:
