@@ -21,7 +21,14 @@ import pytest
 
 from mcpkit.client import Client
 from mcpkit.exceptions import RemoteProtocolError
-from mcpkit.protocol import Connection, Limits, MessageRejected, ResponseInvalid
+from mcpkit.protocol import (
+    Connection,
+    FrameTooLarge,
+    Limits,
+    LineBuffer,
+    MessageRejected,
+    ResponseInvalid,
+)
 from mcpkit.transports import StdioTransport, StreamableHTTPTransport
 
 from ._fake_mcp_http import FakeMCPServer, reply, sse, stream
@@ -89,9 +96,62 @@ def test_what_cannot_be_attributed_is_rejected_as_before(data: bytes) -> None:
     assert connection.pending_ids == [1]
 
 
+# -- a line the framing discarded as too long: only its head is known --------------------
+
+#: (name, head of the discarded line, whether it is taken as request 1's answer)
+HEADS: list[tuple[str, bytes, bool]] = [
+    ("id before result", b'{"jsonrpc":"2.0","id":1,"result":{"x":"aaaa', True),
+    ("id before error", b'{"jsonrpc":"2.0","id":1,"error":{"code":1,"mess', True),
+    ("spaced", b'{ "jsonrpc": "2.0", "id": 1, "result": "aaaa', True),
+    ("id after result", b'{"jsonrpc":"2.0","result":{"x":"aaaa', False),
+    ("a request", b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a', False),
+    ("an unknown id", b'{"jsonrpc":"2.0","id":7,"result":{"x":"aaaa', False),
+    ("a string id for an integer one", b'{"jsonrpc":"2.0","id":"1","result":{"', False),
+    ("cut inside the id", b'{"jsonrpc":"2.0","id":"abc', False),
+    ("not an object", b'["jsonrpc","2.0","id",1,"result"', False),
+]
+
+
+@pytest.mark.parametrize(
+    ("head", "attributed"), [row[1:] for row in HEADS], ids=[row[0] for row in HEADS]
+)
+def test_an_oversized_answer_fails_its_call_when_its_head_names_it(
+    head: bytes, attributed: bool
+) -> None:
+    connection = pending_call(Limits())
+    event = connection.receive_oversized(100, head)
+    if attributed:
+        assert isinstance(event, ResponseInvalid), event
+        assert event.request_id == 1
+        assert "exceeds the limit of 100 bytes" in event.reason
+        assert connection.pending_ids == []
+    else:
+        assert isinstance(event, MessageRejected), event
+        assert connection.pending_ids == [1]
+
+
+def test_the_framing_keeps_the_head_of_a_discarded_line() -> None:
+    line = b'{"jsonrpc":"2.0","id":1,"result":{"x":"' + b"a" * 5000 + b'"}}'
+    for chunks in ([line + b"\n"], [line[:3000], line[3000:] + b"\n"], [line]):
+        buffer = LineBuffer(1000)
+        frames = []
+        for chunk in chunks:
+            buffer.feed(chunk)
+            while (frame := buffer.next_frame()) is not None:
+                frames.append(frame)
+        last = buffer.end_of_input()
+        if last is not None:
+            frames.append(last)
+        (frame,) = frames
+        assert isinstance(frame, FrameTooLarge)
+        assert frame.limit == 1000
+        assert frame.head == line[:256]
+
+
 # -- end to end --------------------------------------------------------------------------
 
-#: A stdio server that completes the handshake, then answers tools/list with bad UTF-8.
+#: A stdio server that completes the handshake, then answers tools/list with bad UTF-8
+#: and resources/list with a line of over 5,000 bytes.
 STDIO_SERVER = textwrap.dedent(
     """
     import json, sys
@@ -106,6 +166,9 @@ STDIO_SERVER = textwrap.dedent(
         elif message.get("method") == "tools/list":
             out.write(b'{"jsonrpc":"2.0","id":%d,"result":{"tools":[],"x":"\\xff"}}\\n'
                       % message["id"])
+        elif message.get("method") == "resources/list":
+            out.write(b'{"jsonrpc":"2.0","id":%d,"result":{"resources":[],"x":"%s"}}\\n'
+                      % (message["id"], b"a" * 5000))
         elif message.get("method") == "ping":
             out.write(b'{"jsonrpc":"2.0","id":%d,"result":{}}\\n' % message["id"])
         out.flush()
@@ -125,6 +188,23 @@ async def test_over_stdio_the_call_fails_at_once_and_the_connection_goes_on(
             with pytest.raises(RemoteProtocolError, match="invalid UTF-8"):
                 await client.list_tools()
             assert time.monotonic() - started < 10  # not the 30 s timeout
+            await client.ping()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_over_stdio_an_answer_over_the_line_limit_fails_its_call_at_once(
+    anyio_backend: str,
+) -> None:
+    transport = StdioTransport(
+        sys.executable, ["-c", STDIO_SERVER], stderr="devnull", limits=Limits(4096)
+    )
+    with anyio.fail_after(20):
+        async with Client(transport, era="handshake", timeout=30) as client:
+            started = time.monotonic()
+            with pytest.raises(RemoteProtocolError, match="exceeds the limit of 4096"):
+                await client.list_resources()
+            assert time.monotonic() - started < 10
             await client.ping()
 
 

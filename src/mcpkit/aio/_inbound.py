@@ -88,7 +88,7 @@ class Inbound:
                     self._settle(frame.request_id, error=frame.error)
                     continue
                 if isinstance(frame, FrameTooLarge):
-                    event = self.connection.receive_oversized(frame.limit)
+                    event = self.connection.receive_oversized(frame.limit, frame.head)
                 else:
                     event = self.connection.receive_message(frame)
                 try:

@@ -10,6 +10,7 @@ inherited, not wrapped, so the per-message path gains no call.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
@@ -61,6 +62,12 @@ class _AnswerPeek(msgspec.Struct):
     error: Raw | UnsetType = UNSET
 
 
+# The members of a message cut short (see Receiving._answer_in_head).
+_OPEN: Final = re.compile(rb"\s*\{")
+_KEY: Final = re.compile(rb'\s*"((?:[^"\\]|\\.)*)"\s*:')
+_SCALAR: Final = re.compile(
+    rb'\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)\s*,'
+)
 _PEEK_DECODER: Final = msgspec.json.Decoder(_PeekParams)
 _ANSWER_DECODER: Final = msgspec.json.Decoder(_AnswerPeek)
 _PROGRESS_DECODER: Final = msgspec.json.Decoder(ProgressNotificationParams)
@@ -167,9 +174,16 @@ class Receiving:
             events.append(event)
         return BatchReceived(events, batch.complete())
 
-    def receive_oversized(self, limit: int) -> Event:
-        """Report a frame the framing layer discarded for exceeding ``limit`` bytes."""
+    def receive_oversized(self, limit: int, head: bytes = b"") -> Event:
+        """Report a frame the framing layer discarded for exceeding ``limit`` bytes;
+        ``head``, its first bytes, may show it was the answer to one of our requests,
+        whose call then fails now rather than at its timeout."""
         reason = f"Parse error: message exceeds the limit of {limit} bytes"
+        if head and self._pending:
+            answered = self._answer_in_head(head)
+            if answered is not None:
+                self._finish_outbound(answered, self._pending.pop(answered))
+                return ResponseInvalid(answered, reason)
         return MessageRejected(encode_error(None, ErrorCode.PARSE_ERROR, reason), reason)
 
     def _on_failure(self, failure: DecodeFailure, data: bytes) -> Event:
@@ -203,6 +217,36 @@ class Receiving:
             and not isinstance(rid, bool)
             and rid in self._pending
         ):
+            return rid
+        return None
+
+    def _answer_in_head(self, head: bytes) -> RequestId | None:
+        """The pending request that a message cut to ``head`` answers: its members up to
+        ``result`` or ``error`` are scalars (the large value comes after them), among
+        them an ``id`` we are waiting for, and no ``method``."""
+        start = _OPEN.match(head)
+        if start is None:
+            return None
+        pos = start.end()
+        scalars: dict[bytes, bytes] = {}
+        while True:
+            key = _KEY.match(head, pos)
+            if key is None:
+                return None
+            if key.group(1) in (b"result", b"error"):
+                break
+            value = _SCALAR.match(head, key.end())
+            if value is None:
+                return None
+            scalars[key.group(1)] = value.group(1)
+            pos = value.end()
+        if b"method" in scalars or b"id" not in scalars:
+            return None
+        try:
+            rid = msgspec.json.decode(scalars[b"id"])
+        except msgspec.DecodeError:
+            return None
+        if isinstance(rid, (int, str)) and not isinstance(rid, bool) and rid in self._pending:
             return rid
         return None
 

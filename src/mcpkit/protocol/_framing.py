@@ -9,9 +9,13 @@ reported once and discarded up to its newline, so reading goes on with the next 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["FrameTooLarge", "LineBuffer", "encode_line"]
+
+
+#: How much of a discarded line is kept (enough for the members before a large one).
+HEAD_BYTES = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,9 +24,12 @@ class FrameTooLarge:
 
     Attributes:
         limit: the configured maximum line length in bytes.
+        head: the line's first bytes (at most 256): enough to tell, say, whose answer
+            it was, when the members before the large one are there (not compared).
     """
 
     limit: int
+    head: bytes = field(default=b"", compare=False, repr=False)
 
 
 class LineBuffer:
@@ -72,9 +79,10 @@ class LineBuffer:
                     self._reset()
                     return None
                 if pending > self._max + 1:  # +1: room for a trailing "\r"
+                    head = bytes(buf[self._start : self._start + HEAD_BYTES])
                     self._reset()
                     self._discarding = True
-                    return FrameTooLarge(self._max)
+                    return FrameTooLarge(self._max, head)
                 self._scan = len(buf)
                 return None
             line = bytes(buf[self._start : nl])
@@ -85,7 +93,7 @@ class LineBuffer:
             if line.endswith(b"\r"):
                 line = line[:-1]
             if len(line) > self._max:
-                return FrameTooLarge(self._max)
+                return FrameTooLarge(self._max, line[:HEAD_BYTES])
             if not line.strip():
                 continue
             return line
@@ -99,7 +107,7 @@ class LineBuffer:
         if discarding or not line.strip():
             return None
         if len(line) > self._max:
-            return FrameTooLarge(self._max)
+            return FrameTooLarge(self._max, line[:HEAD_BYTES])
         return line
 
     def _reset(self) -> None:
