@@ -46,7 +46,8 @@ THIRD_PARTY_OK = {
     # Each I/O library appears in its own transport module only.
     "transports": {"msgspec", "anyio", "httpx", "uvicorn", "websockets"},
     "server": {"msgspec", "anyio"},
-    "client": {"msgspec", "anyio"},
+    # exceptiongroup: the backport of BaseExceptionGroup, on Python 3.10 only.
+    "client": {"msgspec", "anyio", "exceptiongroup"},
     "testing": {"anyio", "exceptiongroup"},
     "cli": set(),
 }
