@@ -28,6 +28,7 @@ def files(tmp_path: Path) -> Path:
     (tmp_path / "noserver.py").write_text("other = 1\n")
     (tmp_path / "notaserver.py").write_text("server = 42\n")
     (tmp_path / "data.txt").write_text("not python\n")
+    (tmp_path / "aclass.py").write_text("from mcpkit import Server\nserver = Server\n")
     return tmp_path
 
 
@@ -43,7 +44,35 @@ CASES: list[tuple[list[str], str]] = [
     ([ECHO, "--transport", "http", "--backend", "trio"], "drop --backend trio"),
     ([ECHO, "--transport", "sse", "--stateless"], "apply to --transport http only"),
     ([ECHO, "--transport", "ws", "--json-response"], "apply to --transport http only"),
+    (["aclass.py"], "aclass.py:server is a class, not a server"),
+    ([ECHO, "--log-level", "nonsense"], "unknown --log-level 'nonsense'"),
+    ([ECHO, "--stateless"], "--stateless: for the HTTP transports only"),
+    ([ECHO, "--port", "9000", "--json-response"], "--port, --json-response: for the HTTP"),
+    ([ECHO, "--host", "0.0.0.0"], "--host: for the HTTP transports only"),
+    ([ECHO, "--transport", "http", "--path", "mcp"], "--path must start with '/': 'mcp'"),
+    ([ECHO, "--transport", "sse", "--path", "sse"], "--path must start with '/': 'sse'"),
+    (
+        [ECHO, "--transport", "http", "--host", "no-such-host.invalid", "--port", "0"],
+        "cannot listen on no-such-host.invalid:0",
+    ),
+    (
+        [ECHO, "--transport", "ws", "--host", "192.0.2.1", "--port", "0"],
+        "cannot listen on 192.0.2.1:0",
+    ),
 ]
+
+
+def test_a_port_in_use_is_one_line_and_status_2(files: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        done = run_cli(ECHO, "--transport", "http", "--port", port, cwd=files)
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert stderr == f"mcpkit: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
 @pytest.mark.parametrize(("args", "message"), CASES, ids=[" ".join(a[-2:]) for a, _ in CASES])

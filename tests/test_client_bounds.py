@@ -144,3 +144,42 @@ def gone_within(pid: int, seconds: float) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+# asyncio only: trio cannot leave a task behind, so there the process-level bound of a
+# stdio server (tests/test_cli_stop.py) is what ends it.
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_handler_that_ignores_cancellation_does_not_hold_the_connection_s_end(
+    anyio_backend: str,
+) -> None:
+    release = anyio.Event()
+    started = anyio.Event()
+    server = Server("stubborn", "1.0")
+
+    @server.tool()
+    async def stuck() -> str:
+        started.set()
+        try:
+            await anyio.sleep(3600)
+        except BaseException:
+            # Ignores its cancellation until the test is done (10 s at most, so that a
+            # regression fails the test instead of hanging it).
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await release.wait()
+            raise
+        return "never"
+
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            async with connect_memory(server) as client:
+
+                async def call() -> None:
+                    with pytest.raises(ConnectionClosedError):
+                        await client.call_tool("stuck", {}, timeout=None)
+
+                tg.start_soon(call)
+                await started.wait()
+                ending = time.monotonic()
+            # The connection ended: its drain (2 s), then at most 3 s for the handler.
+            assert time.monotonic() - ending < 8.0
+            release.set()

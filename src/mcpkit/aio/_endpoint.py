@@ -45,6 +45,8 @@ logger = logging.getLogger("mcpkit.aio")
 
 
 _FIND: Final[Any] = object()
+#: How long the end of a connection waits for its cancelled handlers to stop.
+_STOP_GRACE: Final = 3.0
 
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -230,10 +232,21 @@ class Endpoint(Inbound, Outbound):
             task.cancel()
         for handler in inline:
             handler.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
-        for handler in inline:
-            await handler.wait()
+        # Bounded: a handler that ignores its cancellation must not hold the connection's
+        # end (and with it a session's release, or a server's exit) for ever. It is left
+        # to finish on its own; its answer, if any, goes nowhere.
+        with anyio.move_on_after(_STOP_GRACE) as waiting:
+            if tasks:
+                await asyncio.wait(tasks)
+            for handler in inline:
+                await handler.wait()
+        if waiting.cancelled_caught:
+            logger.warning(
+                "%d request handler(s) did not stop within %g s of their cancellation; "
+                "left to finish on their own",
+                sum(not task.done() for task in tasks) + len(inline),
+                _STOP_GRACE,
+            )
 
     @property
     def closed(self) -> bool:

@@ -52,6 +52,11 @@ def load_server(target: str) -> Any:
         server = getattr(module, name)
     except AttributeError:
         raise CLIError(f"{path_text} defines no object named {name!r}") from None
+    if isinstance(server, type):
+        raise CLIError(
+            f"{path_text}:{name} is a class, not a server: create one, e.g. "
+            f"{name} = {server.__name__}(...)"
+        )
     if not callable(getattr(server, "serve_stdio", None)):
         raise CLIError(f"{path_text}:{name} is not an MCP server (it has no serve_stdio())")
     return server
@@ -72,8 +77,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     http = run.add_argument_group("HTTP transports (http, sse, ws)")
-    http.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    http.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    http.add_argument("--host", default=None, help="address to bind (default: 127.0.0.1)")
+    http.add_argument("--port", type=int, default=None, help="port (default 8000; 0: any free)")
     http.add_argument(
         "--path", default=None, help="the endpoint's path (default /mcp; sse: /sse; ws: /ws)"
     )
@@ -116,8 +121,12 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.backend != "asyncio":
         raise CLIError("the HTTP transports run on asyncio (uvicorn); drop --backend trio")
+    args.host = args.host or "127.0.0.1"
+    args.port = 8000 if args.port is None else args.port
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be 0..65535, not {args.port}")
+    if args.path is not None and not args.path.startswith("/"):
+        raise CLIError(f"--path must start with '/': {args.path!r}")
     path = args.path or {"sse": "/sse", "ws": "/ws"}.get(args.transport, "/mcp")
     names = {"http": "Streamable HTTP", "sse": "HTTP+SSE (2024-11-05)", "ws": "WebSocket"}
 
@@ -146,19 +155,57 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+#: The options that only mean something to the HTTP transports (all default to None/off).
+_HTTP_ONLY = (
+    ("host", "--host"),
+    ("port", "--port"),
+    ("path", "--path"),
+    ("stateless", "--stateless"),
+    ("json_response", "--json-response"),
+    ("allow_host", "--allow-host"),
+    ("allow_origin", "--allow-origin"),
+)
+
+
+def _check_stdio(args: argparse.Namespace) -> None:
+    given = [flag for name, flag in _HTTP_ONLY if getattr(args, name)]
+    if args.port == 0:
+        given.append("--port")
+    if given:
+        raise CLIError(
+            f"{', '.join(dict.fromkeys(given))}: for the HTTP transports only "
+            "(add --transport http, sse or ws)"
+        )
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """A KeyboardInterrupt, alone or in exception groups (trio reports it in one)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    inner = getattr(exc, "exceptions", None)
+    return isinstance(inner, tuple) and bool(inner) and all(_interrupted(e) for e in inner)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    from ..exceptions import LocalProtocolError
     from ..transports import note_parent
 
     note_parent()  # record who started us before anything slow happens
     args = _build_parser().parse_args(argv)
+    level = args.log_level.upper()
+    if not isinstance(logging.getLevelName(level), int):
+        print(f"mcpkit: unknown --log-level {args.log_level!r}", file=sys.stderr)
+        return 2
     # Diagnostics go to stderr: on stdio, stdout belongs to the protocol.
     logging.basicConfig(
-        level=args.log_level.upper(),
+        level=level,
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        if args.transport == "stdio":
+            _check_stdio(args)
         if args.transport == "stdio":
             # Before user code runs: even an import-time print() must not reach stdout.
             from ..transports import claim_stdout
@@ -174,10 +221,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.transport == "stdio":
             server.run("stdio", backend=args.backend)
         else:
-            server.run(args.transport, backend=args.backend, **_http_options(args))
-    except CLIError as exc:
+            options = _http_options(args)
+            try:
+                server.run(args.transport, backend=args.backend, **options)
+            except OSError as exc:  # binding: a port in use, an address not ours
+                why = exc.strerror or str(exc)
+                print(f"mcpkit: cannot listen on {args.host}:{args.port}: {why}", file=sys.stderr)
+                return 2
+    except (CLIError, LocalProtocolError) as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
+    except BaseException as exc:
+        if _interrupted(exc):
+            return 130
+        raise
     return 0

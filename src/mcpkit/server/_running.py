@@ -3,9 +3,15 @@ methods :class:`~mcpkit.server.LowLevelServer` mixes in)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 
@@ -20,6 +26,62 @@ if TYPE_CHECKING:
     from ._streamable import StreamableHTTPApp
 
 __all__ = ["Running"]
+
+logger = logging.getLogger("mcpkit.server")
+
+
+#: How long a stdio server process may take to end once its client is gone (run()).
+_STDIO_EXIT_AFTER: Final = 5.0
+
+
+class _ExitWatchdog:
+    """Ends the process ``seconds`` after the first call, unless it ended before."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._timer: threading.Timer | None = None
+
+    def __call__(self, status: int) -> None:
+        if self._timer is not None:
+            return
+        self._timer = threading.Timer(self.seconds, self._fire, args=(status,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self, status: int) -> None:
+        logger.warning(
+            "the server did not stop within %g s of its client leaving (a handler that "
+            "ignores cancellation?); exiting",
+            self.seconds,
+        )
+        for stream in (sys.stderr, sys.__stderr__):
+            with contextlib.suppress(Exception):
+                if stream is not None:
+                    stream.flush()
+        os._exit(status)
+
+
+@contextlib.contextmanager
+def _on_sigint(hook: Callable[[], None] | None) -> Iterator[None]:
+    """Call ``hook`` on SIGINT, before the handler in place (asyncio's or trio's, which
+    starts the shutdown). Only in the main thread, where signal handlers live."""
+    if hook is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        hook()
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class Running:
@@ -46,19 +108,34 @@ class Running:
         finally:
             self.sessions.discard(session)
 
-    async def serve_stdio(self) -> None:
-        """Serve over this process's stdin/stdout until stdin closes or the parent exits."""
+    async def serve_stdio(self, *, exit_after: float | None = None) -> None:
+        """Serve over this process's stdin/stdout until stdin closes or the parent exits.
+
+        Args:
+            exit_after: once the client is gone (stdin closed, the parent exited) or
+                SIGINT arrived, end the process (``os._exit``) if it has not ended by
+                itself within this many seconds: a handler that ignores its cancellation
+                must not keep a server its client has left running for ever. ``None``
+                (the default, for a server embedded in a larger program): no such bound.
+                ``run("stdio")`` and ``mcpkit run`` use 5 s.
+        """
         from ..transports import stdio_channel, wait_parent_exit
 
         channel = stdio_channel(limits=self.limits)
+        arm = _ExitWatchdog(exit_after) if exit_after is not None else None
+        if arm is not None:
+            channel.on_eof = lambda: arm(0)
         async with anyio.create_task_group() as tg:
 
             async def watch_parent() -> None:
                 await wait_parent_exit()
+                if arm is not None:
+                    arm(0)
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch_parent)
-            await self.serve(channel)
+            with _on_sigint(None if arm is None else lambda: arm(130)):
+                await self.serve(channel)
             tg.cancel_scope.cancel()
 
     def streamable_http_app(self, **options: Any) -> StreamableHTTPApp:
@@ -106,10 +183,17 @@ class Running:
         if isinstance(app, WebSocketApp):
             # uvicorn refuses a bigger frame from its header, before buffering the payload.
             limits["ws_max_size"] = app.max_message_bytes
-        # Open subscriptions/listen streams end with their final result, not a cut.
-        await serve_http(
-            app, host=host, port=port, ready=ready, on_shutdown=self.end_subscriptions, **limits
-        )
+        close_all = getattr(app, "close_all", None)
+
+        def on_shutdown() -> None:
+            # Open subscriptions/listen streams end with their final result, not a cut;
+            # sessions end with their streams, so open SSE responses finish now instead
+            # of holding the shutdown for uvicorn's whole grace period.
+            self.end_subscriptions()
+            if close_all is not None:
+                close_all()
+
+        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=on_shutdown, **limits)
 
     def run(
         self,
@@ -134,7 +218,9 @@ class Running:
             LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
         """
         if transport == "stdio":
-            anyio.run(self.serve_stdio, backend=backend)
+            anyio.run(
+                functools.partial(self.serve_stdio, exit_after=_STDIO_EXIT_AFTER), backend=backend
+            )
             return
         if transport not in ("http", "sse", "ws"):
             raise LocalProtocolError(

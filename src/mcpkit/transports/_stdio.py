@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Callable
 from typing import Final
 
 import anyio
@@ -81,6 +82,8 @@ class FdChannel:
         self._finish_line_timeout = finish_line_timeout
         self._buffer = LineBuffer(limits.max_message_bytes)
         self._eof = False
+        #: Called once when the input reaches its end (the peer closed its side).
+        self.on_eof: Callable[[], None] | None = None
         self._closed = False
         # fast_acquire: an uncontended write does not yield to the event loop first.
         self._write_lock = anyio.Lock(fast_acquire=True)
@@ -115,6 +118,8 @@ class FdChannel:
                 self._buffer.feed(chunk)
                 continue
             self._eof = True
+            if self.on_eof is not None:
+                self.on_eof()
             last = self._buffer.end_of_input()
             if last is not None:
                 return last

@@ -1,0 +1,151 @@
+"""``mcpkit run`` stops within a bound and quietly.
+
+* stdio: once the client is gone (stdin closed) or on SIGINT, the process ends within
+  5 s even when a handler ignores its cancellation (it held the process for as long as it
+  liked); a SIGINT under ``--backend trio`` exits 130 with nothing on stderr (trio
+  reported it as an exception group, printed as a traceback).
+* HTTP: SIGTERM with an SSE stream open (a Streamable HTTP GET stream, a legacy SSE
+  session) ends the stream and the process at once, without waiting out uvicorn's grace
+  period and without error records.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Final
+
+import anyio
+import httpx
+import pytest
+
+from ._mcphttp import JSON_HEADERS, initialize
+from ._rawstdio import INIT_PARAMS, RawStdioServer
+from .conftest import EXAMPLES, ROOT
+
+pytestmark = pytest.mark.anyio
+
+LIMIT: Final = 30.0
+
+STUBBORN: Final = textwrap.dedent(
+    """
+    import sys
+    import anyio
+    from mcpkit import Server
+
+    server = Server("stubborn", "1.0")
+
+    @server.tool()
+    async def stuck() -> str:
+        print("started", file=sys.stderr, flush=True)
+        try:
+            await anyio.sleep(3600)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(60)  # ignores its cancellation for a minute
+            raise
+        return "never"
+    """
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the test side; the servers are subprocesses
+
+
+async def handshake(server: RawStdioServer) -> None:
+    answer = await server.request(1, "initialize", INIT_PARAMS)
+    assert "result" in answer, answer
+    await server.send(method="notifications/initialized")
+
+
+@pytest.mark.parametrize("stop", ["stdin closed", "SIGINT"])
+async def test_a_handler_that_ignores_cancellation_does_not_hold_the_process(
+    tmp_path: Path, stop: str
+) -> None:
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    argv = [sys.executable, "-m", "mcpkit", "run", str(tmp_path / "stubborn.py")]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server:
+            await handshake(server)
+            await server.send(id=2, method="tools/call", params={"name": "stuck"})
+            process = server.process
+            assert process is not None
+            assert process.stderr is not None
+            seen = b""
+            while b"started" not in seen:  # the handler runs
+                seen += await process.stderr.receive()
+            started = time.monotonic()
+            if stop == "SIGINT":
+                process.send_signal(signal.SIGINT)
+            else:
+                assert process.stdin is not None
+                await process.stdin.aclose()
+            status = await process.wait()
+            took = time.monotonic() - started
+    assert took < 9.0, took  # 5 s after the stop, not the handler's 60
+    assert status == (130 if stop == "SIGINT" else 0)
+
+
+async def test_sigint_under_trio_exits_130_quietly() -> None:
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py")]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer([*argv, "--backend", "trio"]) as server:
+            await handshake(server)
+            process = server.process
+            assert process is not None
+            process.send_signal(signal.SIGINT)
+            assert await process.wait() == 130
+            assert process.stderr is not None
+            rest = b"".join([chunk async for chunk in process.stderr])
+    assert rest == b"", rest.decode(errors="replace")
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_sigterm_with_an_open_stream_stops_at_once_and_quietly(transport: str) -> None:
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
+    process = subprocess.Popen(
+        [*argv, "--transport", transport],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        announced = process.stderr.readline().decode()
+        url = announced.rsplit(" on ", 1)[1].strip()
+        with httpx.Client(timeout=10) as client:
+            if transport == "http":
+                opened = client.post(url, content=initialize(), headers=JSON_HEADERS)
+                headers = {
+                    "accept": "text/event-stream",
+                    "mcp-session-id": opened.headers["mcp-session-id"],
+                    "mcp-protocol-version": "2025-11-25",
+                }
+            else:
+                headers = {"accept": "text/event-stream"}
+            with client.stream("GET", url, headers=headers) as stream:
+                chunks = stream.iter_raw()
+                assert next(chunks)  # the stream is open (its priming or endpoint event)
+                started = time.monotonic()
+                process.send_signal(signal.SIGTERM)
+                for _ in chunks:  # until the server ends the stream
+                    pass
+                process.wait(timeout=LIMIT)
+                took = time.monotonic() - started
+        errors = process.stderr.read().decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+    assert took < 3.0, took  # uvicorn's grace period is 5 s
+    assert "ERROR" not in errors, errors
+    assert "Traceback" not in errors, errors
