@@ -21,7 +21,7 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET
 
-from ..exceptions import LocalProtocolError, RPCError, ToolError
+from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError, ToolError
 from ..protocol import ParamHeader, compile_schema, param_headers
 from ..types import (
     AudioContent,
@@ -210,7 +210,13 @@ class ToolRegistry:
             )
             return _error(f"Tool {name!r} returned an invalid result")
         except Exception as exc:
-            logger.exception("tool %r failed", name)
+            if isinstance(exc, ConnectionClosedError):
+                # Most often the client left while the tool was asking it something
+                # (sampling, elicitation) or telling it (progress, logs): ordinary churn,
+                # not an error of the server's; nobody may be there to read the answer.
+                logger.info("tool %r ended: %s", name, exc)
+            else:
+                logger.exception("tool %r failed", name)
             if self.mask_errors:
                 return _error(f"Tool {name!r} failed")
             return _error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")

@@ -211,7 +211,19 @@ class WebSocketChannel:
             raise anyio.ClosedResourceError
         try:
             async with self._lock:
-                await ws.send(message, text=True)  # already UTF-8 JSON: no re-encoding
+                # A frame, once started, goes out whole: websockets compresses it before
+                # writing (permessage-deflate), and a send cancelled in between (trio
+                # checkpoints there) leaves the peer's decompressor out of step, so every
+                # later frame arrives garbled. Bounded by close_timeout, then the
+                # connection is given up.
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(self._t.close_timeout) as stuck,
+                ):
+                    await ws.send(message, text=True)  # already UTF-8 JSON: no re-encoding
+                if stuck.cancelled_caught:
+                    await self._close(1011, "send timed out")
+                    raise anyio.BrokenResourceError
         except ConnectionClosed:
             raise anyio.BrokenResourceError from None
 
