@@ -5,7 +5,6 @@ send notifications first (the client handles them before it sees the answer)."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -13,13 +12,10 @@ from typing import Any, Final
 
 import anyio
 
-from mcpkit.aio import MemoryChannel, memory_channel_pair
+from mcpkit.aio import MemoryChannel, memory_channel_pair, single_errors
 from mcpkit.client import Client
 from mcpkit.exceptions import RPCError
 from mcpkit.types import UNSET
-
-if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
-    from exceptiongroup import BaseExceptionGroup
 
 MODERN: Final = "2026-07-28"
 SERVER_INFO: Final = {"name": "fake-modern", "version": "9.9"}
@@ -97,17 +93,14 @@ async def fake_client(handler: Handler, **options: Any) -> AsyncIterator[tuple[C
     client_end, server_end = memory_channel_pair()
     fake = FakeServer(server_end, handler)
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(fake.serve)
-            try:
-                async with Client(client_end, **options) as client:
-                    yield client, fake
-            finally:
-                tg.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
+        with single_errors():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(fake.serve)
+                try:
+                    async with Client(client_end, **options) as client:
+                        yield client, fake
+                finally:
+                    tg.cancel_scope.cancel()
     finally:
         await server_end.aclose()
         await client_end.aclose()

@@ -42,12 +42,12 @@ THIRD_PARTY_OK = {
     "exceptions": {"msgspec"},
     "protocol": {"msgspec"},
     # trio only to start a background task that outlives a request (aio/_background.py).
-    "aio": {"msgspec", "anyio", "trio"},
+    # exceptiongroup: the backport of BaseExceptionGroup (Python 3.10; aio/_groups.py).
+    "aio": {"msgspec", "anyio", "trio", "exceptiongroup"},
     # Each I/O library appears in its own transport module only.
     "transports": {"msgspec", "anyio", "httpx", "uvicorn", "websockets"},
     "server": {"msgspec", "anyio"},
-    # exceptiongroup: the backport of BaseExceptionGroup, on Python 3.10 only.
-    "client": {"msgspec", "anyio", "exceptiongroup"},
+    "client": {"msgspec", "anyio"},
     "testing": {"anyio", "exceptiongroup"},
     "cli": set(),
 }

@@ -20,9 +20,11 @@ from ._endpoint import Endpoint
 from ._eventstore import EventStore, MemoryEventStore, Replay
 from ._fdwait import FdReader
 from ._flag import Flag
+from ._groups import single_errors
 from ._route import ReplyRoute, current_route, detached_context
 
 __all__ = [
+    "single_errors",
     "BusMessage",
     "MemoryNotificationBus",
     "NotificationBus",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import sys
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import anyio
 import msgspec
 from msgspec import UNSET, Raw
 
+from ..aio import single_errors
 from ..exceptions import (
     CapabilityError,
     LocalProtocolError,
@@ -37,9 +37,6 @@ from ..types import (
     SubscriptionFilter,
     SubscriptionsListenResult,
 )
-
-if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
-    from exceptiongroup import BaseExceptionGroup
 
 if TYPE_CHECKING:
     from ..aio import Endpoint
@@ -257,7 +254,8 @@ class ListenMethods:
                 if stream.subscription_id is not None:
                     listens.pop(stream.subscription_id, None)
 
-        try:
+        # The documented errors, and the caller's own from the block, as themselves.
+        with single_errors():
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
                 try:
@@ -274,8 +272,3 @@ class ListenMethods:
                     yield stream
                 finally:
                     tg.cancel_scope.cancel()
-        except BaseExceptionGroup as group:
-            # The documented errors, and the caller's own from the block, as themselves.
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 
-from ..aio import memory_channel_pair
+from ..aio import memory_channel_pair, single_errors
 from ..client import Client
 from ..server import LowLevelServer
-
-if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
-    from exceptiongroup import BaseExceptionGroup
 
 __all__ = ["connect_memory"]
 
@@ -28,7 +24,7 @@ async def connect_memory(server: LowLevelServer, **client_options: Any) -> Async
     (or from connecting) propagates as itself, not wrapped in an exception group.
     """
     client_end, server_end = memory_channel_pair()
-    try:
+    with single_errors():
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve, server_end)
             try:
@@ -36,7 +32,3 @@ async def connect_memory(server: LowLevelServer, **client_options: Any) -> Async
                     yield client
             finally:
                 tg.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
