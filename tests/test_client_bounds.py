@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 from typing import Final
 
@@ -21,10 +23,11 @@ import anyio
 import pytest
 
 from mcpkit.client import Client
-from mcpkit.exceptions import ConnectionClosedError, RequestTimeoutError
-from mcpkit.server import Server
+from mcpkit.exceptions import ConnectionClosedError, MCPDeprecationWarning, RequestTimeoutError
+from mcpkit.server import RequestContext, Server
 from mcpkit.testing import connect_memory
 from mcpkit.transports import StdioTransport
+from mcpkit.types import CreateMessageRequestParams, CreateMessageResult
 
 pytestmark = pytest.mark.anyio
 
@@ -183,3 +186,49 @@ async def test_a_handler_that_ignores_cancellation_does_not_hold_the_connection_
             # The connection ended: its drain (2 s), then at most 3 s for the handler.
             assert time.monotonic() - ending < 8.0
             release.set()
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+async def test_a_client_leaving_while_a_tool_asks_it_something(
+    caplog: pytest.LogCaptureFixture, era: str
+) -> None:
+    """Handshake era: the server's sampling request fails with ConnectionClosedError in
+    the tool, which is churn, logged at info (it was an error with a traceback).
+    2026-07-28: the client answers input requests in the caller's task; leaving stops
+    the callback and fails the call at once (it waited on the callback for ever)."""
+    asked = anyio.Event()
+    server = Server("asking", "1.0")
+
+    @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        result = await ctx.sample("hi", max_tokens=5)
+        return str(result.content)
+
+    async def never_answers(params: CreateMessageRequestParams) -> CreateMessageResult:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    outcome: list[BaseException] = []
+    with (
+        anyio.fail_after(LIMIT),
+        caplog.at_level(logging.INFO, logger="mcpkit"),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore", MCPDeprecationWarning)  # sampling, on 2026-07-28
+        async with (
+            anyio.create_task_group() as tg,
+            connect_memory(server, era=era, sampling=never_answers) as client,
+        ):
+
+            async def call() -> None:
+                try:
+                    await client.call_tool("ask", {})
+                except Exception as exc:
+                    outcome.append(exc)
+
+            tg.start_soon(call)
+            await asked.wait()
+    assert [type(exc) for exc in outcome] == [ConnectionClosedError], outcome
+    errors = [r for r in caplog.records if r.name.startswith("mcpkit") and r.levelno >= 40]
+    assert errors == [], errors

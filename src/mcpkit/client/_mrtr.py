@@ -24,7 +24,13 @@ import anyio
 import msgspec
 from msgspec import UNSET
 
-from ..exceptions import MCPDeprecationWarning, RemoteProtocolError, RequestTimeoutError
+from ..aio import single_errors
+from ..exceptions import (
+    ConnectionClosedError,
+    MCPDeprecationWarning,
+    RemoteProtocolError,
+    RequestTimeoutError,
+)
 from ..types import (
     INPUT_REQUIRED_METHODS,
     ClientCapabilities,
@@ -180,6 +186,37 @@ def _convert(params: dict[str, Any], kind: type[Any], key: str) -> Any:
 
 
 Send = Callable[[dict[str, Any]], Awaitable[bytes]]
+Fulfil = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def until_closed(fulfil: Fulfil, closed: Callable[[], Awaitable[None]]) -> Fulfil:
+    """``fulfil``, stopped when the connection closes: the callbacks run in the caller's
+    task (not as handlers the connection cancels), and a call must not outlive its client
+    because a callback is still waiting (a person who never answers an elicitation).
+
+    Raises:
+        ConnectionClosedError: the connection closed while the callbacks ran.
+    """
+
+    async def fulfil_or_closed(requests: dict[str, Any]) -> dict[str, Any]:
+        answered: list[dict[str, Any]] = []
+        with single_errors():
+            async with anyio.create_task_group() as tg:
+
+                async def watch() -> None:
+                    await closed()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch)
+                answered.append(await fulfil(requests))
+                tg.cancel_scope.cancel()
+        if not answered:
+            raise ConnectionClosedError(
+                "the connection closed while a callback was answering the server's input request"
+            )
+        return answered[0]
+
+    return fulfil_or_closed
 
 
 async def run_rounds(

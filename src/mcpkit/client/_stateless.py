@@ -7,14 +7,14 @@ from typing import Any
 
 from msgspec import UNSET
 
-from ..aio import ProgressCallback
+from ..aio import Endpoint, ProgressCallback
 from ..exceptions import LocalProtocolError
 from ..types import ClientCapabilities, Implementation, LoggingLevel
 from ._cache import ResultCache
 from ._callbacks import ClientHandlers, capabilities_for
 from ._methods import Timeout
 from ._modern import ModernServer, as_params, request_meta
-from ._mrtr import Deprecations, InputFulfiller, result_kind, run_rounds
+from ._mrtr import Deprecations, InputFulfiller, result_kind, run_rounds, until_closed
 
 __all__ = ["Stateless"]
 
@@ -32,6 +32,7 @@ class Stateless:
     _declared: ClientCapabilities
     _modern: ModernServer | None
     _log_level: LoggingLevel | None
+    _endpoint: Endpoint | None
 
     async def _request_once(
         self,
@@ -92,11 +93,13 @@ class Stateless:
             return await self._request_once(method, current, timeout, max_timeout, on_progress)
 
         fulfiller = InputFulfiller(self.handlers, self._declared, self.deprecations)
+        assert self._endpoint is not None
+        endpoint = self._endpoint
         raw, kind, retried = await run_rounds(
             send,
             method,
             built,
-            fulfiller.fulfil,
+            until_closed(fulfiller.fulfil, endpoint.wait_closed),
             max_rounds=self.max_input_rounds,
             deadline=self.input_deadline,
         )
