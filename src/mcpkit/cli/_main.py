@@ -155,7 +155,7 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-#: The options that only mean something to the HTTP transports (all default to None/off).
+#: The options that only mean something to the HTTP transports.
 _HTTP_ONLY = (
     ("host", "--host"),
     ("port", "--port"),
@@ -168,13 +168,15 @@ _HTTP_ONLY = (
 
 
 def _check_stdio(args: argparse.Namespace) -> None:
-    given = [flag for name, flag in _HTTP_ONLY if getattr(args, name)]
-    if args.port == 0:
-        given.append("--port")
+    # Left at its default: None, False or []; `is not False`, so that --port 0 counts.
+    given = [
+        flag
+        for name, flag in _HTTP_ONLY
+        if (value := getattr(args, name)) not in (None, []) and value is not False
+    ]
     if given:
         raise CLIError(
-            f"{', '.join(dict.fromkeys(given))}: for the HTTP transports only "
-            "(add --transport http, sse or ws)"
+            f"{', '.join(given)}: for the HTTP transports only (add --transport http, sse or ws)"
         )
 
 
@@ -206,7 +208,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.transport == "stdio":
             _check_stdio(args)
-        if args.transport == "stdio":
             # Before user code runs: even an import-time print() must not reach stdout.
             from ..transports import claim_stdout
 

@@ -370,13 +370,13 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         hard = self.max_timeout if isinstance(max_timeout, msgspec.UnsetType) else max_timeout
         # Waiting for a slot (max_concurrent_requests) counts against both timeouts: the
         # caller's bound covers the whole call, queue included.
-        bounds = [t for t in (idle, hard) if t is not None]
+        bound = min((t for t in (idle, hard) if t is not None), default=math.inf)
         started = anyio.current_time()
-        with anyio.move_on_after(min(bounds) if bounds else math.inf) as queued:
+        with anyio.move_on_after(bound) as queued:
             await self._limiter.acquire()
         waited = anyio.current_time() - started
         try:  # released before any renewal: initialize needs a slot
-            if queued.cancelled_caught or (bounds and waited >= min(bounds)):
+            if waited >= bound:  # (also when no slot came: then none is held)
                 raise RequestTimeoutError(
                     f"{method} found no free request slot in time (max_concurrent_requests"
                     f"={self._max_concurrent} in flight); it was not sent"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -92,8 +92,9 @@ class _Pending(msgspec.Struct, gc=False):
     last_progress: float | None = None
 
 
-def _valid_token(token: object) -> bool:
-    return isinstance(token, (int, str)) and not isinstance(token, bool)
+def _int_or_str(value: object) -> TypeGuard[int | str]:
+    """What a request id and a progress token may be: an integer or a string, no bool."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
 class Receiving:
@@ -182,23 +183,29 @@ class Receiving:
         if head and self._pending:
             answered = self._answer_in_head(head)
             if answered is not None:
-                self._finish_outbound(answered, self._pending.pop(answered))
-                return ResponseInvalid(answered, reason)
+                return self._unreadable_answer(answered, reason)
         return MessageRejected(encode_error(None, ErrorCode.PARSE_ERROR, reason), reason)
 
     def _on_failure(self, failure: DecodeFailure, data: bytes) -> Event:
         if failure.id is None and self._pending:
             answered = self._answer_of(data)
             if answered is not None:
-                # The answer to one of our requests that cannot be read (invalid UTF-8,
-                # too deep, too large): its call fails now rather than at its timeout.
-                # A response is never answered, so no -32700 goes back.
-                self._finish_outbound(answered, self._pending.pop(answered))
-                return ResponseInvalid(answered, failure.error.message)
+                return self._unreadable_answer(answered, failure.error.message)
         reply = None
         if failure.reply:
             reply = encode_error(failure.id, failure.error.code, failure.error.message)
         return MessageRejected(reply, failure.error.message)
+
+    def _unreadable_answer(self, rid: RequestId, reason: str) -> ResponseInvalid:
+        """The answer to our request ``rid`` cannot be read (invalid UTF-8, too deep, too
+        large): its call fails now rather than at its timeout. A response is never
+        answered, so no -32700 goes back."""
+        self._finish_outbound(rid, self._pending.pop(rid))
+        return ResponseInvalid(rid, reason)
+
+    def _pending_id(self, rid: object) -> RequestId | None:
+        """``rid`` if it is the id of one of our requests still awaiting its answer."""
+        return rid if _int_or_str(rid) and rid in self._pending else None
 
     def _answer_of(self, data: bytes) -> RequestId | None:
         """The pending request that ``data``, a message refused before it could be
@@ -209,15 +216,8 @@ class Receiving:
             peek = _ANSWER_DECODER.decode(data)
         except (msgspec.DecodeError, RecursionError):
             return None
-        rid = peek.id
-        if (
-            peek.method is UNSET
-            and (peek.result is not UNSET or peek.error is not UNSET)
-            and isinstance(rid, (int, str))
-            and not isinstance(rid, bool)
-            and rid in self._pending
-        ):
-            return rid
+        if peek.method is UNSET and (peek.result is not UNSET or peek.error is not UNSET):
+            return self._pending_id(peek.id)
         return None
 
     def _answer_in_head(self, head: bytes) -> RequestId | None:
@@ -243,12 +243,9 @@ class Receiving:
         if b"method" in scalars or b"id" not in scalars:
             return None
         try:
-            rid = msgspec.json.decode(scalars[b"id"])
+            return self._pending_id(msgspec.json.decode(scalars[b"id"]))
         except msgspec.DecodeError:
             return None
-        if isinstance(rid, (int, str)) and not isinstance(rid, bool) and rid in self._pending:
-            return rid
-        return None
 
     def _on_request(self, message: RequestReceived, data: bytes) -> Event:
         rid = message.request_id
@@ -268,7 +265,7 @@ class Receiving:
                 return MessageRejected(encode_error(rid, ErrorCode.INVALID_PARAMS, reason), reason)
             if peek.meta is not UNSET and peek.meta.progress_token is not UNSET:
                 token = peek.meta.progress_token
-                if not _valid_token(token):
+                if not _int_or_str(token):
                     reason = "Invalid params: _meta.progressToken must be a string or an integer"
                     reply = encode_error(rid, ErrorCode.INVALID_PARAMS, reason)
                     return MessageRejected(reply, reason)

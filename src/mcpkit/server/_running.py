@@ -175,14 +175,9 @@ class Running:
         from ..protocol import TransportSecurity
         from ..transports import serve_http
         from ._http_apps import app_for
-        from ._ws_app import WebSocketApp
 
         options.setdefault("security", TransportSecurity.for_bind(host, port))
         app = app_for(cast("LowLevelServer", self), transport, **options)
-        limits: dict[str, Any] = {}
-        if isinstance(app, WebSocketApp):
-            # uvicorn refuses a bigger frame from its header, before buffering the payload.
-            limits["ws_max_size"] = app.max_message_bytes
         close_all = getattr(app, "close_all", None)
 
         def on_shutdown() -> None:
@@ -193,7 +188,8 @@ class Running:
             if close_all is not None:
                 close_all()
 
-        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=on_shutdown, **limits)
+        # (serve_http gives uvicorn a WebSocket app's own frame limit.)
+        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=on_shutdown)
 
     def run(
         self,

@@ -28,11 +28,10 @@ from ..aio import DeliveryFailed
 from ..exceptions import (
     LocalProtocolError,
     MessageNotDelivered,
-    SessionExpiredError,
     TransportError,
 )
 from ..types import RequestId, Tool
-from ._http_client_exchange import _JSON, _SESSION, _SSE, Exchanges, _Item
+from ._http_client_exchange import _JSON, _SESSION, _SSE, Exchanges, _Item, session_expired
 from ._http_client_messages import (
     classify,
     describe_failure,
@@ -59,13 +58,6 @@ _CLOSE_TIMEOUT: Final = 5.0
 _QUEUE_SIZE: Final = 1024
 
 _ACCEPT_BOTH: Final = f"{_JSON}, {_SSE}"
-
-
-def _expired() -> SessionExpiredError:
-    return SessionExpiredError(
-        "the server ended the session (HTTP 404); a new session must be initialized",
-        status=404,
-    )
 
 
 class StreamableHTTPTransport:
@@ -328,7 +320,7 @@ class StreamableHTTPChannel(Exchanges):
         """POST a notification or response; the server answers 202 (or 200)."""
         assert self._client is not None
         if self._session_lost:
-            raise _expired()
+            raise session_expired()
         headers = self._headers(_ACCEPT_BOTH)
         headers["Content-Type"] = _JSON
         session = headers.get(_SESSION)
@@ -346,7 +338,7 @@ class StreamableHTTPChannel(Exchanges):
                     return
                 if status == 404 and session is not None:
                     self._expire(session)
-                    raise SessionExpiredError("the server ended the session", status=404)
+                    raise session_expired()
                 body = await read_body(response, ERROR_BODY_LIMIT, truncate=True)
         except httpx.HTTPError as exc:
             raise MessageNotDelivered(

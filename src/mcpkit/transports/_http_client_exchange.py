@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from ._http_client import StreamableHTTPTransport
 
-__all__ = ["Exchanges"]
+__all__ = ["Exchanges", "session_expired"]
 
 logger = logging.getLogger("mcpkit.transports.http.client")
 
@@ -57,6 +57,14 @@ _LISTEN_OPEN_WAIT: Final = 2.0
 
 _Item = bytes | DeliveryFailed
 _Deliver = Callable[[bytes], Awaitable[bool]]
+
+
+def session_expired() -> SessionExpiredError:
+    """The server forgot our session (HTTP 404): the client starts a new one."""
+    return SessionExpiredError(
+        "the server ended the session (HTTP 404); a new session must be initialized",
+        status=404,
+    )
 
 
 class Exchanges:
@@ -117,10 +125,7 @@ class Exchanges:
         assert self._client is not None
         if self._session_lost and out.initialize_id is None and _SESSION not in headers:
             # An earlier exchange met 404: without a session the server would answer 400.
-            return SessionExpiredError(
-                "the server ended the session (HTTP 404); a new session must be initialized",
-                status=404,
-            )
+            return session_expired()
         headers["Content-Type"] = _JSON
         session = headers.get(_SESSION)
         parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
@@ -143,7 +148,7 @@ class Exchanges:
                     self._session_lost = False
                 if status == 404 and session is not None:
                     self._expire(session)
-                    return SessionExpiredError("the server ended the session", status=404)
+                    return session_expired()
                 if status == 202:
                     return MessageNotDelivered(
                         "the server accepted a request with 202 and will not answer it",

@@ -167,7 +167,7 @@ class ProcessChannel:
         with self._watching:
             await process.wait()
             for sig in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
-                if not self._signal_group(process.pid, sig):
+                if not self._signal(process, sig):
                     return  # nothing is left of the session
                 await anyio.sleep(self._t.terminate_timeout)
 
@@ -285,18 +285,8 @@ class ProcessChannel:
         await process.wait()  # after SIGKILL the process is gone promptly
 
     @staticmethod
-    def _signal_group(pgid: int, sig: int) -> bool:
-        """Signal a process group; False when no process of it is left."""
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        return True
-
-    @staticmethod
-    def _signal(process: anyio.abc.Process, sig: int) -> None:
+    def _signal(process: anyio.abc.Process, sig: int) -> bool:
+        """Signal the server (POSIX: its whole session); False when nothing of it is left."""
         try:
             if sys.platform != "win32":
                 os.killpg(process.pid, sig)  # its own session: reach its children too
@@ -304,5 +294,8 @@ class ProcessChannel:
                 process.terminate()
             else:
                 process.kill()
-        except (ProcessLookupError, PermissionError):
+        except ProcessLookupError:
+            return False
+        except PermissionError:
             pass
+        return True
