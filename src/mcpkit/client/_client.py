@@ -371,16 +371,19 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         # Waiting for a slot (max_concurrent_requests) counts against both timeouts: the
         # caller's bound covers the whole call, queue included.
         bound = min((t for t in (idle, hard) if t is not None), default=math.inf)
-        started = anyio.current_time()
-        with anyio.move_on_after(bound) as queued:
-            await self._limiter.acquire()
-        waited = anyio.current_time() - started
+        waited = 0.0
+        try:
+            self._limiter.acquire_nowait()  # the common case: a slot is free, no timer
+        except anyio.WouldBlock:
+            started = anyio.current_time()
+            with anyio.move_on_after(bound) as queued:
+                await self._limiter.acquire()
+            waited = anyio.current_time() - started
+            if queued.cancelled_caught:  # no slot is held
+                raise self._no_slot(method) from None
         try:  # released before any renewal: initialize needs a slot
-            if waited >= bound:  # (also when no slot came: then none is held)
-                raise RequestTimeoutError(
-                    f"{method} found no free request slot in time (max_concurrent_requests"
-                    f"={self._max_concurrent} in flight); it was not sent"
-                )
+            if waited >= bound:
+                raise self._no_slot(method)
             raw = await self._endpoint.request(
                 method,
                 params,
@@ -389,6 +392,11 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                 on_progress=on_progress,
             )
         finally:
-            if not queued.cancelled_caught:
-                self._limiter.release()
+            self._limiter.release()
         return bytes(raw)
+
+    def _no_slot(self, method: str) -> RequestTimeoutError:
+        return RequestTimeoutError(
+            f"{method} found no free request slot in time (max_concurrent_requests"
+            f"={self._max_concurrent} in flight); it was not sent"
+        )
