@@ -160,15 +160,16 @@ async def test_a_running_batch_request_keeps_its_session_after_its_post_is_gone(
             first = await anext(events(response))  # the log event, with its id
         assert first.id is not None
 
-        async def post_gone() -> None:
-            # Bounded wait, on the server's loop, for the POST to have noticed the client
-            # left (its handler runs on in a task of its own). Nothing signals a POST's
-            # end but the session's count of open requests, so it is polled.
+        async def requests_closed() -> None:
+            # Bounded wait, on the server's loop, for the session's HTTP requests to have
+            # ended on the server's side too (the POST: its handler runs on in a task of
+            # its own). Nothing signals a request's end but the session's count of open
+            # requests, so it is polled.
             with anyio.fail_after(TIMEOUT):
                 while app.sessions[sid].connections:  # noqa: ASYNC110
                     await anyio.sleep(0.01)
 
-        http.run(post_gone)
+        http.run(requests_closed)
         # Every session counts as idle past a zero timeout, except one still working.
         http.call(lambda: setattr(app, "session_idle_timeout", 0.0))
         assert http.call(app.sweep) == 0
@@ -179,6 +180,7 @@ async def test_a_running_batch_request_keeps_its_session_after_its_post_is_gone(
             assert resumed.status_code == 200
             replayed = parse_sse(await resumed.aread())
         assert any(b"released batch" in event.data for event in replayed), replayed
+        http.run(requests_closed)  # the resuming GET, as the POST above
         # Done and idle: the next sweep ends it.
         assert http.call(app.sweep) == 1
 
