@@ -6,11 +6,13 @@ is buffered; a message at the limit works."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Final
 
 import anyio
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from mcpkit.server import LowLevelServer, WebSocketApp
 
@@ -66,3 +68,26 @@ async def test_a_frame_declared_over_the_limit_is_refused_before_its_payload(
             opcode, payload = await socket.receive()
             assert opcode == CLOSE
             assert int.from_bytes(payload[:2], "big") == 1009
+
+
+async def test_a_fragmented_compressed_message_at_the_limit_is_served(
+    served: RunningServer,
+) -> None:
+    """websockets ends a fragmented message with an empty final frame, which
+    permessage-deflate turns into one byte: the runner leaves uvicorn that slack, and the
+    app itself holds the message to the limit (it was refused with 1009)."""
+    from websockets.asyncio.client import connect
+
+    text = (INITIALIZE + b" " * (LIMIT - len(INITIALIZE))).decode()
+    with anyio.fail_after(TIMEOUT):
+        async with connect(
+            f"ws://127.0.0.1:{served.port}/ws", subprotocols=["mcp"], compression="deflate"
+        ) as socket:
+            await socket.send([text[start : start + 256] for start in range(0, LIMIT, 256)])
+            assert json.loads(await socket.recv())["id"] == 1
+            # One byte more is still refused, by the app.
+            await socket.send([text[start : start + 256] for start in range(0, LIMIT, 256)] + [" "])
+            with pytest.raises(ConnectionClosed) as closed:
+                await socket.recv()
+            assert closed.value.rcvd is not None
+            assert closed.value.rcvd.code == 1009

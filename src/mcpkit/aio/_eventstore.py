@@ -148,7 +148,9 @@ class MemoryEventStore:
     async def replay(self, session_id: str, last_event_id: str) -> Replay | None:
         """The events after ``last_event_id`` on its stream (see :class:`EventStore`)."""
         stream_id, sep, seq_text = last_event_id.rpartition("_")
-        if not sep or not seq_text.isdigit() or len(seq_text) > 18:
+        # isascii: str.isdigit() also accepts digits int() refuses (superscripts, which a
+        # Latin-1 decoded header can carry).
+        if not sep or not (seq_text.isascii() and seq_text.isdigit()) or len(seq_text) > 18:
             return None
         session = self._sessions.get(session_id)
         stream = session.streams.get(stream_id) if session is not None else None

@@ -15,6 +15,7 @@ from typing import Any, Final, NamedTuple
 
 import anyio
 
+from ..aio._inline import resume
 from ..protocol import TransportSecurity, encode_comment, encode_error, media_type
 from ..types import ErrorCode
 
@@ -216,8 +217,21 @@ async def read_body(
             return Refusal(400, "Bad Request: invalid Content-Length", True)
         if int(declared) > limit:
             return _too_large(limit, close=int(declared) > 2 * limit)
-    # Fast path: the whole body usually arrives in one message.
-    message = await receive()
+    # Fast path: the whole body usually arrives in one message, already received, so
+    # that receive() completes without waiting; only one that has to wait pays for the
+    # timeout (a client that sent its headers and no body must not hold the request).
+    waiting = receive().__await__()
+    try:
+        pending = waiting.send(None)
+    except StopIteration as done:
+        message = done.value
+    else:
+        message = None
+        with anyio.move_on_after(timeout):
+            message = await resume(waiting, pending)
+        if message is None:
+            waiting.close()
+            return _timed_out(timeout)
     if message["type"] != "http.request":
         return Refusal(400, "Bad Request: the client disconnected", True)
     body: bytes = message.get("body", b"")
@@ -240,6 +254,10 @@ async def read_body(
                 return b"".join(parts) if size <= limit else _too_large(limit, close=False)
     if size > limit:  # too large and too slow: the size is the answer
         return _too_large(limit, close=True)
+    return _timed_out(timeout)
+
+
+def _timed_out(timeout: float) -> Refusal:
     return Refusal(408, f"Request Timeout: the body did not arrive within {timeout:g} s", True)
 
 

@@ -47,7 +47,7 @@ async def read_body(response: httpx.Response, limit: int, *, truncate: bool = Fa
         httpx.HTTPError: the body could not be read.
     """
     declared = response.headers.get("content-length", "")
-    if not truncate and declared.isdigit() and int(declared) > limit:
+    if not truncate and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise RemoteProtocolError(
             f"the response body ({declared} bytes) exceeds max_response_bytes ({limit})"
         )

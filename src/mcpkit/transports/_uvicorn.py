@@ -90,14 +90,28 @@ class _Coalescing:
         return getattr(self._transport, name)
 
 
-def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
+def _too_large_answer() -> bytes:
+    from ..protocol import encode_error
+    from ..types import ErrorCode
+
+    reason = "Request Header Fields Too Large: the request's headers passed the limit"
+    body = encode_error(None, ErrorCode.INVALID_REQUEST, reason)
+    return (
+        b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
+    )
+
+
+def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asyncio.Protocol]:
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
     except ImportError:  # httptools is missing: the pure-Python parser
         from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
 
     class DeadlineProtocol(base):
-        """Closes connections whose request headers do not arrive in time.
+        """Closes connections whose request headers do not arrive in time, or pass
+        ``max_header_bytes`` before they end (431): httptools, unlike h11, has no limit of
+        its own, and would hold any amount until the app could refuse it.
 
         The deadline moves with every request, so it is kept as a time, not as a timer
         per request: one timer per connection checks it when it fires and, if the
@@ -109,6 +123,7 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
         _deadline_at: float | None = None  # when the wait for request headers expires
         _timer: asyncio.TimerHandle | None = None
         _armed_cycle: object = None
+        _header_bytes = 0  # received while waiting for the request headers
 
         def connection_made(self, transport: Any) -> None:
             self._writes = _Coalescing(transport, self)
@@ -117,9 +132,18 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
+            if self._deadline_at is None:
+                return
             # A new request cycle exists once a request's headers were parsed.
-            if self._deadline_at is not None and self.cycle is not self._armed_cycle:
+            if self.cycle is not self._armed_cycle:
                 self._deadline_at = None
+                return
+            self._header_bytes += len(data)
+            if self._header_bytes > max_header_bytes and not self.transport.is_closing():
+                logger.info("closing a connection whose request headers passed the limit")
+                self._deadline_at = None
+                self.transport.write(_TOO_LARGE)
+                self.transport.close()
 
         def on_response_complete(self) -> None:
             self._writes.flush()  # headers held for a body that never came
@@ -144,6 +168,7 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
 
         def _arm(self) -> None:
             self._armed_cycle = self.cycle
+            self._header_bytes = 0
             self._deadline_at = self.loop.time() + header_timeout
             if self._timer is None:
                 self._timer = self.loop.call_at(self._deadline_at, self._check)
@@ -163,7 +188,31 @@ def _protocol_class(header_timeout: float) -> type[asyncio.Protocol]:
                 logger.info("closing a connection that sent no complete request in time")
                 self.transport.close()
 
+    _TOO_LARGE = _too_large_answer()
     return DeadlineProtocol
+
+
+def _app_limit(app: object, name: str) -> int | None:
+    value = getattr(app, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _raise_open_files(wanted: int) -> None:
+    """Raise the soft open-file limit towards ``wanted`` (within the hard limit): each
+    connection takes a file descriptor, and a common soft limit is 1,024."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            logger.debug("could not raise the open-file limit to %d", target)
 
 
 class HttpServer:
@@ -172,12 +221,16 @@ class HttpServer:
     Attributes:
         host: the address it listens on.
         port: the port it listens on (the real one when 0 was asked for).
+        limit_concurrency: the most connections and tasks it serves at once.
     """
 
-    def __init__(self, server: Any, host: str, port: int) -> None:
+    def __init__(
+        self, server: Any, host: str, port: int, limit_concurrency: int | None = None
+    ) -> None:
         self._server = server
         self.host = host
         self.port = port
+        self.limit_concurrency = limit_concurrency
 
     @property
     def url(self) -> str:
@@ -196,8 +249,9 @@ async def serve_http(
     port: int = 8000,
     header_timeout: float = 10.0,
     keepalive_timeout: int = 5,
-    limit_concurrency: int | None = 1000,
+    limit_concurrency: int | None = None,
     ws_max_size: int | None = None,
+    max_header_bytes: int | None = None,
     log_level: str = "warning",
     ready: Callable[[HttpServer], None] | None = None,
     on_shutdown: Callable[[], None] | None = None,
@@ -211,11 +265,22 @@ async def serve_http(
         port: the port (0: any free port; ``ready`` receives the real one).
         header_timeout: seconds a connection may take to send a request's headers.
         keepalive_timeout: seconds an idle keep-alive connection stays open.
-        limit_concurrency: most connections and tasks at once (503 beyond).
+        limit_concurrency: most connections and tasks at once (uvicorn's bare 503 beyond).
+            ``None``: 1,000, or room for two connections per session when the app caps
+            its sessions (``max_sessions``) or connections (``max_connections``) at more
+            than 468, so that the app's own cap, with its clear answer, is reached first
+            (a legacy SSE session holds its stream and a POST at once). The process's
+            open-file limit is raised to match where the hard limit allows.
         ws_max_size: largest WebSocket message uvicorn accepts; a frame declaring more is
             refused (close 1009) before its payload is read. ``None``: the app's own
-            limit when it has one (``max_message_bytes``, as mcpkit's ``WebSocketApp``),
+            limit when it has one (``max_message_bytes``, as mcpkit's ``WebSocketApp``,
+            which refuses a message over it exactly), plus 1 KiB of slack for framing
+            overhead (a fragmented, compressed message ends with a frame of its own),
             else uvicorn's 16 MiB.
+        max_header_bytes: the most bytes a request's header block may take; a connection
+            that sends more before its headers end is answered 431 and closed.
+            ``None``: the app's ``max_header_bytes`` (16 KiB by default) plus 8 KiB for
+            the request line, else 24 KiB.
         log_level: uvicorn's log level.
         ready: called once the socket is listening.
         on_shutdown: called when shutdown begins, before the open connections get their
@@ -253,11 +318,18 @@ async def serve_http(
     if ws_max_size is None:
         # The app's limit: uvicorn's own default (16 MiB) would buffer a frame announced
         # over it whole before the app could refuse it (RFC 6455 section 7.4.1, 1009).
-        own = getattr(app, "max_message_bytes", None)
-        ws_max_size = own if isinstance(own, int) and own > 0 else 16 * 1024 * 1024
+        own = _app_limit(app, "max_message_bytes")
+        ws_max_size = own + 1024 if own is not None else 16 * 1024 * 1024
+    if max_header_bytes is None:
+        own = _app_limit(app, "max_header_bytes")
+        max_header_bytes = (own if own is not None else 16 * 1024) + 8 * 1024
+    if limit_concurrency is None:
+        cap = _app_limit(app, "max_sessions") or _app_limit(app, "max_connections") or 0
+        limit_concurrency = max(1000, 2 * cap + 64)
+        _raise_open_files(limit_concurrency + 64)
     config = uvicorn.Config(
         app,
-        http=_protocol_class(header_timeout),
+        http=_protocol_class(header_timeout, max_header_bytes),
         ws=ws,
         lifespan="on",
         log_level=log_level,
@@ -284,7 +356,7 @@ async def serve_http(
         if ready is not None:
             # The socket already listens: connections wait in its backlog until uvicorn
             # (after the app's lifespan startup) accepts them.
-            ready(HttpServer(server, host, sock.getsockname()[1]))
+            ready(HttpServer(server, host, sock.getsockname()[1], limit_concurrency))
         await server.serve(sockets=[sock])
     finally:
         sock.close()
