@@ -77,11 +77,14 @@ async def test_a_fragmented_compressed_message_at_the_limit_is_served(
     permessage-deflate turns into one byte: the runner leaves uvicorn that slack, and the
     app itself holds the message to the limit (it was refused with 1009)."""
     from websockets.asyncio.client import connect
+    from websockets.typing import Subprotocol
 
     text = (INITIALIZE + b" " * (LIMIT - len(INITIALIZE))).decode()
     with anyio.fail_after(TIMEOUT):
         async with connect(
-            f"ws://127.0.0.1:{served.port}/ws", subprotocols=["mcp"], compression="deflate"
+            f"ws://127.0.0.1:{served.port}/ws",
+            subprotocols=[Subprotocol("mcp")],
+            compression="deflate",
         ) as socket:
             await socket.send([text[start : start + 256] for start in range(0, LIMIT, 256)])
             assert json.loads(await socket.recv())["id"] == 1
