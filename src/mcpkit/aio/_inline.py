@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["InlineHandler", "run_eagerly"]
+__all__ = ["InlineHandler", "resume", "run_eagerly"]
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ class InlineHandler:
 
 
 @types.coroutine
-def _resume(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]:
+def resume(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]:
     """Go on awaiting ``coro``, suspended at ``pending``, in the calling task: what
     ``await coro`` would have done from there on."""
     while True:
@@ -93,4 +93,4 @@ async def run_eagerly(
         except BaseException:
             coro.close()
             raise
-    return await _resume(coro, pending)
+    return await resume(coro, pending)
