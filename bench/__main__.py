@@ -2,8 +2,9 @@
 
 Sections: ``codec``, ``stdio``, ``startup``, ``http`` (default: all four; ``http`` needs
 ``wrk``, and is skipped with a warning from ``all`` when it is missing), ``profile``
-(cProfile of the mcpkit stdio server and codec) and ``profile-http`` (py-spy on the mcpkit
-Streamable HTTP server under wrk), each run on its own. Prints a table to stdout
+(cProfile of the mcpkit stdio server and codec), ``profile-http`` (py-spy on the mcpkit
+Streamable HTTP server under wrk) and ``http-icount`` (instructions per HTTP request with
+valgrind), each run on its own. Prints a table to stdout
 (progress goes to stderr) and writes JSON results. The exit status is 0 whatever the ratios
 are (they are reported, not asserted); 1 if a server failed (timed out, exited, answered
 wrongly).
@@ -52,9 +53,10 @@ def _parser() -> argparse.ArgumentParser:
         "sections",
         nargs="*",
         default="all",  # a string: argparse checks a list default against the choices
-        choices=[*SECTIONS, "all", "profile", "profile-http"],
+        choices=[*SECTIONS, "all", "profile", "profile-http", "http-icount"],
         help="what to run (default: all = codec stdio startup http; profile runs cProfile, "
-        "profile-http py-spy on the HTTP server)",
+        "profile-http py-spy on the HTTP server, http-icount counts the HTTP servers' "
+        "instructions per request with valgrind)",
     )
     parser.add_argument("--quick", action="store_true", help="small counts, for smoke runs")
     parser.add_argument(
@@ -122,6 +124,17 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             return run_http_profile(args.output.parent, duration_s=8, log=_log)
+        except ServerError as exc:
+            _log(f"benchmark failed: {exc}")
+            return 1
+    if "http-icount" in requested:
+        if len(requested) > 1:
+            _log("`http-icount` runs on its own")
+            return 2
+        from ._httpicount import run_http_icount
+
+        try:
+            return run_http_icount(log=_log)
         except ServerError as exc:
             _log(f"benchmark failed: {exc}")
             return 1

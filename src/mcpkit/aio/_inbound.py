@@ -39,7 +39,7 @@ from ..protocol import (
 from ..types import ErrorCode, ErrorObject, RequestId
 from ._calls import PROCEED, InboundRequest, NotificationHandler, RequestGate, RequestHandler
 from ._channel import DeliveryFailed, MessageChannel
-from ._inline import InlineHandler, run_eagerly
+from ._inline import InlineHandler, resume
 from ._route import _CURRENT, ReplyRoute
 
 if TYPE_CHECKING:
@@ -124,9 +124,11 @@ class Inbound:
             ConnectionClosedError: a reply could not be sent because the connection ended.
         """
         if isinstance(event, RequestReceived):
-            request = await self._start_handler(event, route, inline)
-            if request is not None:
-                await self._run_inline(request, on_suspend)
+            admitted = self._start_handler(event, route, inline)
+            if type(admitted) is InboundRequest:
+                await self._run_inline(admitted, on_suspend)
+            elif admitted is not None:
+                await self._finish(route, admitted.data)  # type: ignore[union-attr]
             return 1
         if isinstance(event, BatchReceived):
             requests = 0
@@ -171,11 +173,12 @@ class Inbound:
                     # A task cancelled before its first step never runs its own cleanup.
                     handler.add_done_callback(lambda task: self._reap(rid, task))
 
-    async def _start_handler(
+    def _start_handler(
         self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
-    ) -> InboundRequest | None:
-        """Answer at once (gate, no handler, busy) or start the handler; returns the
-        request when it is to run inline, in the calling task."""
+    ) -> InboundRequest | _Refused | None:
+        """Start the request's handler, or decide its answer at once (gate, no handler,
+        busy). Returns the request when it is to run inline, in the calling task, and
+        the answer (for the caller to deliver) when there is no handler to run."""
         # self is an Endpoint: the only class this mixin is part of.
         request = InboundRequest(
             event.request_id,
@@ -189,7 +192,7 @@ class Inbound:
             # The connection retired this id when its answer was encoded, but the answer is
             # still being written: for the peer the id is still in flight, so reusing it is
             # refused like any duplicate (and the first handler's bookkeeping stays its own).
-            await self._reply_error(
+            return self._refuse(
                 request,
                 ErrorObject(
                     code=ErrorCode.INVALID_REQUEST,
@@ -198,26 +201,22 @@ class Inbound:
                     ),
                 ),
             )
-            return None
         if self._gate is not None:
             try:
                 outcome = self._gate(request)
             except RPCError as exc:
-                await self._reply_error(request, exc.to_error())
-                return None
+                return self._refuse(request, exc.to_error())
             if outcome is not PROCEED:
-                await self._finish(route, self._encode_result(request, outcome))
-                return None
+                return _Refused(self._encode_result(request, outcome))
         if self._on_request is None:
-            await self._reply_error(
+            return self._refuse(
                 request,
                 ErrorObject(
                     code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {event.method!r}"
                 ),
             )
-            return None
         if len(self._handlers) >= self._max_in_flight:
-            await self._reply_error(
+            return self._refuse(
                 request,
                 ErrorObject(
                     code=ErrorCode.SERVER_BUSY,
@@ -225,7 +224,6 @@ class Inbound:
                     data={"maxInFlight": self._max_in_flight},
                 ),
             )
-            return None
         if inline and self._loop is not None:
             return request
         if self._loop is not None:
@@ -274,9 +272,10 @@ class Inbound:
         finally:
             self._handler_done(request.id)
 
-    async def _run_native(self, request: InboundRequest) -> None:
+    async def _run_native(self, request: InboundRequest, inline: bool = False) -> None:
         data: bytes | None = None
-        _CURRENT.set(request.route)  # this task's own context: messages follow the request
+        if not inline:  # (_run_inline has set it, and resets it)
+            _CURRENT.set(request.route)  # this task's own context: messages follow the request
         try:
             try:
                 data = await self._answer(request)
@@ -300,7 +299,23 @@ class Inbound:
         handler = self._handlers[request.id] = InlineHandler(task)
         token = _CURRENT.set(request.route)
         try:
-            await run_eagerly(self._run_native(request), on_suspend)
+            coro = self._run_native(request, True)
+            if on_suspend is None:
+                await coro
+            else:
+                # run_eagerly(coro, on_suspend), inlined: an instant handler (the common
+                # case) completes in its first step.
+                try:
+                    pending = coro.send(None)
+                except StopIteration:
+                    pass
+                else:
+                    try:
+                        on_suspend()
+                    except BaseException:
+                        coro.close()
+                        raise
+                    await resume(coro, pending)
         except asyncio.CancelledError:
             if not handler.ours:
                 raise  # the calling task itself is being cancelled
@@ -314,7 +329,12 @@ class Inbound:
 
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
         try:
-            await self._finish(request.route, data)
+            # _finish, inlined: this is on every request's path.
+            route = request.route
+            if route is not None:
+                await route.finish(data)
+            elif data is not None:
+                await self._send(data, None)
         except ConnectionClosedError:
             logger.debug("the answer to %r was not sent: the connection closed", request.method)
 
@@ -360,6 +380,17 @@ class Inbound:
                 "Internal error: the result could not be encoded",
             )
 
-    async def _reply_error(self, request: InboundRequest, error: ErrorObject) -> None:
-        data = self.connection.send_error(request.id, error.code, error.message, error.data)
-        await self._finish(request.route, data)
+    def _refuse(self, request: InboundRequest, error: ErrorObject) -> _Refused:
+        return _Refused(
+            self.connection.send_error(request.id, error.code, error.message, error.data)
+        )
+
+
+class _Refused:
+    """The answer to a request that gets no handler (for :meth:`Inbound.dispatch` to
+    deliver; ``None`` while the batch it belongs to is incomplete)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes | None) -> None:
+        self.data = data

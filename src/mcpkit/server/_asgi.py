@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Set as AbstractSet
 from itertools import chain
 from typing import Any, Final, NamedTuple
 
@@ -54,6 +55,9 @@ ALLOWED_HEADERS: Final = (
 _JSON: Final = b"application/json"
 
 
+_NO_NAMES: Final[frozenset[bytes]] = frozenset()
+
+
 class Headers:
     """The request headers an MCP transport looks at, read once from the ASGI scope.
 
@@ -70,13 +74,15 @@ class Headers:
         self.values: dict[bytes, bytes] = dict(pairs)
         #: A header's value, ``None`` if absent (the dict's own ``get``: no extra call).
         self.get: Callable[[bytes], bytes | None] = self.values.get
-        self.duplicated: set[bytes] = set()
+        self.duplicated: AbstractSet[bytes] = _NO_NAMES
         if len(self.values) != len(pairs):
             seen: set[bytes] = set()
+            duplicated: set[bytes] = set()
             for name, _ in pairs:
                 if name in seen:
-                    self.duplicated.add(name)
+                    duplicated.add(name)
                 seen.add(name)
+            self.duplicated = duplicated
         self.size = sum(map(len, chain.from_iterable(pairs))) + 4 * len(pairs)
 
     def text(self, name: bytes) -> str | None:

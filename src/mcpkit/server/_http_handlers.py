@@ -11,7 +11,7 @@ import anyio.lowlevel
 from ..aio import Flag, detached_context
 from ..protocol import BatchReceived, Event, HandshakeState, MessageRejected, encode_event
 from ..types import ErrorCode
-from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
+from ._asgi import Headers, Receive, Send, Sink, error_body, pump, respond, respond_error
 from ._http_streams import SESSION_GONE, Exchange
 from ._logbridge import current_request
 
@@ -31,20 +31,19 @@ _SSE_HEADERS: Final = [
 ]
 
 
-async def _respond_json(
-    send: Send, session: HttpSession, responses: list[bytes], headers: list[Any]
-) -> None:
-    if not responses:
-        if session.closed:
-            # Ended (DELETE, expiry) while its requests ran: "MUST respond to requests
-            # containing that session ID with HTTP 404" (Session Management).
-            await respond_error(send, *SESSION_GONE, headers=headers)
-            return
-        # Every request was cancelled by the client: there is no answer to give.
-        await respond(send, 202, headers=headers)
-        return
-    body = responses[0] if len(responses) == 1 else b"[" + b",".join(responses) + b"]"
-    await respond(send, 200, body, headers=headers)
+def _json_answer(session: HttpSession, responses: list[bytes]) -> tuple[int, bytes]:
+    """The status and body of a JSON answer carrying ``responses``."""
+    if len(responses) == 1:
+        return 200, responses[0]
+    if responses:
+        return 200, b"[" + b",".join(responses) + b"]"
+    if session.closed:
+        # Ended (DELETE, expiry) while its requests ran: "MUST respond to requests
+        # containing that session ID with HTTP 404" (Session Management).
+        logger.debug("HTTP %d: %s", *SESSION_GONE)
+        return SESSION_GONE[0], error_body(ErrorCode.INVALID_REQUEST, SESSION_GONE[1])
+    # Every request was cancelled by the client: there is no answer to give.
+    return 202, b""
 
 
 async def _rejected(event: MessageRejected, send: Send, cors: list[Any]) -> None:
@@ -69,10 +68,11 @@ async def handle_message(
     *,
     event: Event | None = None,
     new_session: bool = False,
+    version: str | None = None,
 ) -> None:
     """Dispatch one POSTed message and answer: 202 for notifications and responses, JSON
     or an SSE stream for requests (``basic/transports.mdx``, "Sending Messages to the
-    Server")."""
+    Server"). ``version``: the POST's (checked) ``MCP-Protocol-Version`` header."""
     endpoint = session.endpoint
     if event is None:
         event = endpoint.connection.receive_message(body)
@@ -85,50 +85,75 @@ async def handle_message(
         reasons = "; ".join(e.reason for e in event.events if isinstance(e, MessageRejected))
         await respond_error(send, 400, f"Bad Request: {reasons}"[:500], headers=cors)
         return
-    exchange = Exchange(session, sse=not app.json_response)
+    json_response = app.json_response
+    exchange = Exchange(session, sse=not json_response, protocol_version=version)
     session.exchanges.add(exchange)
-    writer: _Writer | None = None
-
-    def on_suspend() -> None:
-        # The handler has to wait: in SSE mode its answer becomes a stream, opened now
-        # (priming event first) and written by a task of its own while this one goes on
-        # running the handler.
-        nonlocal writer
-        exchange.expect(1)
-        headers = _headers(app, session, cors, new_session)
-        writer = _Writer(app, session, exchange, receive, send, headers)
-
+    suspend = None
+    if not json_response:
+        suspend = _OnSuspend(app, session, exchange, receive, send, cors, new_session)
     try:
         # A single request's handler runs in this task: an instant one has answered when
         # dispatch returns, and a JSON body (which the client accepts as much as SSE)
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
-        count = await endpoint.dispatch(
-            event, exchange, inline=True, on_suspend=None if app.json_response else on_suspend
-        )
-        if writer is not None:
-            await writer.finished()
+        count = await endpoint.dispatch(event, exchange, inline=True, on_suspend=suspend)
+        if suspend is not None and suspend.writer is not None:
+            await suspend.writer.finished()
             return
         if count == 0:
             await respond(send, 202, headers=cors)
             return
         exchange.expect(count)
         headers = _headers(app, session, cors, new_session) if new_session else cors
-        if not exchange.done.is_set():
+        done = exchange.done
+        if not done.is_set():
             # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
-        if exchange.done.is_set() and not exchange.early and not exchange.closing:
-            await _respond_json(send, session, exchange.responses, headers)
-            return
-        if app.json_response:
-            await exchange.done.wait()
-            await _respond_json(send, session, exchange.responses, headers)
+        if app.json_response or (done.is_set() and not exchange.early and not exchange.closing):
+            if not done.is_set():
+                await done.wait()
+            status, body = _json_answer(session, exchange.responses)
+            await respond(send, status, body, headers=headers)
             return
         await _stream(app, session, exchange, receive, send, headers)
     finally:
-        if writer is not None:
-            writer.cancel()
+        if suspend is not None and suspend.writer is not None:
+            suspend.writer.cancel()
         session.exchanges.discard(exchange)
+
+
+class _OnSuspend:
+    """Called when a POST's handler first has to wait, in SSE mode: its answer becomes a
+    stream, opened now (priming event first) and written by a task of its own while the
+    POST's task goes on running the handler. (An object, not a closure: a closure would
+    turn every variable it shares into a cell in :func:`handle_message`.)"""
+
+    __slots__ = ("app", "cors", "exchange", "new_session", "receive", "send", "session", "writer")
+
+    def __init__(
+        self,
+        app: StreamableHTTPApp,
+        session: HttpSession,
+        exchange: Exchange,
+        receive: Receive,
+        send: Send,
+        cors: list[Any],
+        new_session: bool,
+    ) -> None:
+        self.app = app
+        self.session = session
+        self.exchange = exchange
+        self.receive = receive
+        self.send = send
+        self.cors = cors
+        self.new_session = new_session
+        self.writer: _Writer | None = None
+
+    def __call__(self) -> None:
+        self.exchange.expect(1)
+        app, session, exchange = self.app, self.session, self.exchange
+        headers = _headers(app, session, self.cors, self.new_session)
+        self.writer = _Writer(app, session, exchange, self.receive, self.send, headers)
 
 
 def _all_refused(batch: BatchReceived) -> bool:

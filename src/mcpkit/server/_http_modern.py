@@ -95,11 +95,10 @@ class ModernExchange(Exchange):
     (the ``MCP-Protocol-Version`` header); ``wake`` is set by the first message the
     handler emits, or by the end of the exchange."""
 
-    __slots__ = ("protocol_version", "wake")
+    __slots__ = ("wake",)
 
     def __init__(self, session: HttpSession, protocol_version: str | None) -> None:
-        super().__init__(session, sse=True)
-        self.protocol_version = protocol_version
+        super().__init__(session, sse=True, protocol_version=protocol_version)
         self.wake = anyio.Event()
 
     async def send(self, message: bytes) -> None:

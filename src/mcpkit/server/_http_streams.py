@@ -147,15 +147,21 @@ class Exchange:
         "early",
         "expected",
         "finished",
+        "protocol_version",
         "responses",
         "session",
         "sse",
         "stream",
     )
 
-    def __init__(self, session: HttpSession, *, sse: bool) -> None:
+    def __init__(
+        self, session: HttpSession, *, sse: bool, protocol_version: str | None = None
+    ) -> None:
         self.session = session
         self.sse = sse
+        #: The POST's ``MCP-Protocol-Version`` header (the session layer reads it: over
+        #: HTTP the header, when present, tells the request's era).
+        self.protocol_version = protocol_version
         self.early: list[bytes] = []
         self.responses: list[bytes] = []
         self.expected = -1

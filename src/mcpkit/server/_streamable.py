@@ -24,8 +24,7 @@ import anyio.abc
 from ..aio import EventStore, MemoryEventStore
 from ..aio._background import spawn_background
 from ..exceptions import LocalProtocolError
-from ..protocol import RequestReceived, TransportSecurity, accepts
-from ..types import HANDSHAKE_VERSIONS, V2025_03_26
+from ..protocol import TransportSecurity
 from ._asgi import (
     ALLOWED_HEADERS,
     Headers,
@@ -34,18 +33,12 @@ from ._asgi import (
     Send,
     check_security,
     cors_headers,
-    is_json,
-    read_body,
-    refuse_body,
     respond,
     respond_error,
 )
-from ._http_handlers import handle_message
-from ._http_modern import looks_modern, post_modern
 from ._http_session import HttpSession, session_deadline
-from ._http_streams import SESSION_GONE
+from ._streamable_post import PassedHeaders, PostRoutes
 from ._streamable_routes import ALLOW as _ALLOW
-from ._streamable_routes import SessionRoutes
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -57,7 +50,7 @@ logger = logging.getLogger("mcpkit.server.http")
 _DEFAULT: Final[Any] = object()
 
 
-class StreamableHTTPApp(SessionRoutes):
+class StreamableHTTPApp(PostRoutes):
     """Serve a server over Streamable HTTP, as an ASGI application.
 
     Example::
@@ -129,6 +122,7 @@ class StreamableHTTPApp(SessionRoutes):
         self.max_stream_buffer = max_stream_buffer
         #: The open sessions by id.
         self.sessions: dict[str, HttpSession] = {}
+        self._passed: PassedHeaders = {}
         self._ending: set[HttpSession] = set()  # closed, work still stopping
         self._tg: anyio.abc.TaskGroup | None = None
         #: The asyncio loop running the app (set with _tg; None under trio).
@@ -255,6 +249,24 @@ class StreamableHTTPApp(SessionRoutes):
         if headers.size > self.max_header_bytes:
             await respond_error(send, 431, "Request Header Fields Too Large")
             return
+        if scope["method"] == "POST" and not headers.duplicated:
+            # A client sends the same headers with every POST: once a set of values has
+            # passed every check that depends on them alone, later POSTs with exactly
+            # those values go straight to their session (one dict lookup for a dozen
+            # checks). See PostRoutes.remember_passed.
+            get = headers.get
+            passed = self._passed.get(
+                (
+                    get(b"host"),
+                    get(b"origin"),
+                    get(b"content-type"),
+                    get(b"accept"),
+                    get(b"mcp-protocol-version"),
+                )
+            )
+            if passed is not None and self._matches(scope):
+                await self._post_passed(receive, send, headers, passed[0], passed[1])
+                return
         refusal = check_security(self.security, headers)
         if refusal is not None:
             await respond_error(send, refusal[0], refusal[1])
@@ -284,120 +296,3 @@ class StreamableHTTPApp(SessionRoutes):
             )
         else:
             await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
-
-    async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
-        if not is_json(headers.get(b"content-type")):
-            await respond_error(
-                send,
-                415,
-                "Unsupported Media Type: POST bodies must be application/json",
-                headers=cors,
-            )
-            return
-        accept = headers.get(b"accept")
-        if accept is None or not (
-            accepts(accept, "application/json") and accepts(accept, "text/event-stream")
-        ):
-            await respond_error(
-                send,
-                406,
-                "Not Acceptable: the Accept header must list application/json and "
-                "text/event-stream",
-                headers=cors,
-            )
-            return
-        if self.server.modern_versions and await self._maybe_modern(receive, send, headers, cors):
-            return
-        if self.stateless:
-            problem = self._version_problem(headers, None)
-            if problem is not None:
-                await respond_error(send, 400, problem, headers=cors)
-                return
-            body = await read_body(
-                receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
-            )
-            if isinstance(body, tuple):
-                await refuse_body(send, body, cors)
-                return
-            await self._post_stateless(body, receive, send, headers, cors)
-            return
-        session: HttpSession | None = None
-        if headers.get(b"mcp-session-id") is not None:
-            found = self._lookup(headers)
-            if isinstance(found, tuple):
-                await respond_error(send, found[0], found[1], headers=cors)
-                return
-            session = found
-        problem = self._version_problem(headers, session)
-        if problem is not None:
-            await respond_error(send, 400, problem, headers=cors)
-            return
-        body = await read_body(
-            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
-        )
-        if isinstance(body, tuple):
-            await refuse_body(send, body, cors)
-            return
-        if session is None:
-            await self._initialize(body, receive, send, cors)
-            return
-        if session.closed:
-            # Ended (DELETE, idle expiry) while the body was arriving: "MUST respond to
-            # requests containing that session ID with HTTP 404" (Session Management).
-            await respond_error(send, *SESSION_GONE, headers=cors)
-            return
-        session.connections += 1
-        try:
-            await handle_message(self, session, body, receive, send, cors)
-        finally:
-            session.connections -= 1
-            session.touch()
-
-    async def _maybe_modern(
-        self, receive: Receive, send: Send, headers: Headers, cors: list[Any]
-    ) -> bool:
-        """Serve a 2026-07-28 POST (a served modern ``MCP-Protocol-Version``, ``Mcp-Method``,
-        or ``_meta.protocolVersion`` in the body); returns whether the POST was served."""
-        version = headers.text(b"mcp-protocol-version")
-        if version is not None and version in HANDSHAKE_VERSIONS:
-            return False
-        served = version is not None and version in self.server.modern_versions
-        if not served and headers.get(b"mcp-session-id") is not None:
-            return False  # handshake era: 404 for an unknown session, then the version
-        body = await read_body(
-            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
-        )
-        if isinstance(body, tuple):
-            await refuse_body(send, body, cors)
-            return True
-        if served or headers.get(b"mcp-method") is not None or looks_modern(body):
-            await post_modern(self, body, receive, send, headers, cors)
-            return True
-        problem = self._version_problem(headers, None)
-        if problem is not None:  # neither era's version (a modern one would be -32022)
-            await respond_error(send, 400, problem, headers=cors)
-        elif self.stateless:
-            await self._post_stateless(body, receive, send, headers, cors)
-        else:
-            await self._initialize(body, receive, send, cors)
-        return True
-
-    async def _post_stateless(
-        self, body: bytes, receive: Receive, send: Send, headers: Headers, cors: list[Any]
-    ) -> None:
-        tg = self._tg or await self._ensure_runner()
-        session = HttpSession(self.server, None, store=None, retry_ms=None)
-        version = headers.text(b"mcp-protocol-version") or V2025_03_26
-        connection = session.endpoint.connection
-        connection.allow_batches = version == V2025_03_26
-        event = connection.receive_message(body)
-        # Every POST stands alone, but clients still begin with `initialize` (its answer
-        # carries the version and capabilities): that one goes through the handshake.
-        if not (isinstance(event, RequestReceived) and event.method == "initialize"):
-            session.server_session.assume_initialized(version)
-        session.start(tg, self._loop)
-        try:
-            await handle_message(self, session, body, receive, send, cors, event=event)
-        finally:
-            if not session.close_idle():
-                self.drop(session)

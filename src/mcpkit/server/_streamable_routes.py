@@ -23,9 +23,17 @@ if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
     from ._streamable import StreamableHTTPApp
 
-__all__ = ["ALLOW", "SessionRoutes"]
+__all__ = ["ALLOW", "SessionRoutes", "version_mismatch"]
 
 ALLOW: Final = (b"allow", b"GET, POST, DELETE, OPTIONS")
+
+
+def version_mismatch(value: str, negotiated: str) -> str:
+    """The 400 reason for an ``MCP-Protocol-Version`` other than the session's."""
+    return (
+        f"Bad Request: MCP-Protocol-Version {value!r} does not match the "
+        f"negotiated version {negotiated!r}"
+    )
 
 
 class SessionRoutes:
@@ -65,10 +73,7 @@ class SessionRoutes:
         if session is not None:
             negotiated = session.server_session.protocol_version
             if negotiated is not None and value != negotiated:
-                return (
-                    f"Bad Request: MCP-Protocol-Version {value!r} does not match the "
-                    f"negotiated version {negotiated!r}"
-                )
+                return version_mismatch(value, negotiated)
         return None
 
     def _lookup(self, headers: Headers) -> HttpSession | tuple[int, str]:

@@ -1,0 +1,222 @@
+"""The POST of a Streamable HTTP endpoint (a mixin of
+:class:`~mcpkit.server.StreamableHTTPApp`): the header checks (media types, the era,
+``MCP-Protocol-Version``), the body, and handing the message to its session, a new
+stateless one, or ``initialize`` (``basic/transports.mdx`` of 2025-03-26 ... 2025-11-25,
+"Sending Messages to the Server"). A set of header values that passed the checks once is
+remembered, so that a client's later POSTs skip them."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Final, cast
+
+import anyio.abc
+
+from ..protocol import RequestReceived, accepts
+from ..types import HANDSHAKE_VERSIONS, V2025_03_26
+from ._asgi import Headers, Receive, Send, is_json, read_body, refuse_body, respond_error
+from ._http_handlers import handle_message
+from ._http_modern import looks_modern, post_modern
+from ._http_session import HttpSession
+from ._http_streams import SESSION_GONE
+from ._streamable_routes import SessionRoutes, version_mismatch
+
+if TYPE_CHECKING:
+    from ._streamable import StreamableHTTPApp
+
+__all__ = ["PassedHeaders", "PostRoutes"]
+
+_PASSED_LIMIT: Final = 64
+
+#: What :meth:`PostRoutes.remember_passed` keeps: header values -> (the CORS headers of
+#: the answer, the protocol version). The CORS list is shared, and never mutated.
+PassedHeaders = dict[
+    tuple[bytes | None, bytes | None, bytes | None, bytes | None, bytes | None],
+    tuple[list[Any], str],
+]
+
+
+class PostRoutes(SessionRoutes):
+    """POST of :class:`~mcpkit.server.StreamableHTTPApp` (a mixin)."""
+
+    if TYPE_CHECKING:
+        _passed: PassedHeaders
+        _tg: anyio.abc.TaskGroup | None
+        _loop: asyncio.AbstractEventLoop | None
+        max_body_bytes: int
+        body_timeout: float
+
+    async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
+        if not is_json(headers.get(b"content-type")):
+            await respond_error(
+                send,
+                415,
+                "Unsupported Media Type: POST bodies must be application/json",
+                headers=cors,
+            )
+            return
+        accept = headers.get(b"accept")
+        if accept is None or not (
+            accepts(accept, "application/json") and accepts(accept, "text/event-stream")
+        ):
+            await respond_error(
+                send,
+                406,
+                "Not Acceptable: the Accept header must list application/json and "
+                "text/event-stream",
+                headers=cors,
+            )
+            return
+        if self.server.modern_versions and await self._maybe_modern(receive, send, headers, cors):
+            return
+        if self.stateless:
+            problem = self._version_problem(headers, None)
+            if problem is not None:
+                await respond_error(send, 400, problem, headers=cors)
+                return
+            self.remember_passed(headers, cors)
+            await self._post_in_session(receive, send, headers, cors, None, None)
+            return
+        session: HttpSession | None = None
+        if headers.get(b"mcp-session-id") is not None:
+            found = self._lookup(headers)
+            if isinstance(found, tuple):
+                await respond_error(send, found[0], found[1], headers=cors)
+                return
+            session = found
+        problem = self._version_problem(headers, session)
+        if problem is not None:
+            await respond_error(send, 400, problem, headers=cors)
+            return
+        if session is not None:
+            self.remember_passed(headers, cors)
+        version = headers.text(b"mcp-protocol-version")
+        await self._post_in_session(receive, send, headers, cors, session, version)
+
+    async def _post_passed(
+        self, receive: Receive, send: Send, headers: Headers, cors: list[Any], version: str
+    ) -> None:
+        """A POST whose header values passed every check before (see :meth:`_http`): what
+        is left are the checks that depend on the session."""
+        if self.stateless or headers.get(b"mcp-session-id") is None:
+            await self._post_in_session(receive, send, headers, cors, None, version)
+            return
+        found = self._lookup(headers)
+        if isinstance(found, tuple):
+            await respond_error(send, found[0], found[1], headers=cors)
+            return
+        negotiated = found.server_session.protocol_version
+        if negotiated is not None and version != negotiated:
+            await respond_error(send, 400, version_mismatch(version, negotiated), headers=cors)
+            return
+        await self._post_in_session(receive, send, headers, cors, found, version)
+
+    async def _post_in_session(
+        self,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        cors: list[Any],
+        session: HttpSession | None,
+        version: str | None,
+    ) -> None:
+        """Read the body of a POST that passed its checks and hand it to its session
+        (stateless: a new one; none yet: an ``initialize``); ``version`` is its checked
+        ``MCP-Protocol-Version``."""
+        body = await read_body(
+            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
+        )
+        if isinstance(body, tuple):
+            await refuse_body(send, body, cors)
+            return
+        if self.stateless:
+            await self._post_stateless(body, receive, send, headers, cors)
+            return
+        if session is None:
+            await self._initialize(body, receive, send, cors)
+            return
+        if session.closed:
+            # Ended (DELETE, idle expiry) while the body was arriving: "MUST respond to
+            # requests containing that session ID with HTTP 404" (Session Management).
+            await respond_error(send, *SESSION_GONE, headers=cors)
+            return
+        session.connections += 1
+        try:
+            app = cast("StreamableHTTPApp", self)
+            await handle_message(app, session, body, receive, send, cors, version=version)
+        finally:
+            session.connections -= 1
+            session.touch()
+
+    async def _maybe_modern(
+        self, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+    ) -> bool:
+        """Serve a 2026-07-28 POST (a served modern ``MCP-Protocol-Version``, ``Mcp-Method``,
+        or ``_meta.protocolVersion`` in the body); returns whether the POST was served."""
+        version = headers.text(b"mcp-protocol-version")
+        if version is not None and version in HANDSHAKE_VERSIONS:
+            return False
+        served = version is not None and version in self.server.modern_versions
+        if not served and headers.get(b"mcp-session-id") is not None:
+            return False  # handshake era: 404 for an unknown session, then the version
+        body = await read_body(
+            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
+        )
+        if isinstance(body, tuple):
+            await refuse_body(send, body, cors)
+            return True
+        if served or headers.get(b"mcp-method") is not None or looks_modern(body):
+            await post_modern(cast("StreamableHTTPApp", self), body, receive, send, headers, cors)
+            return True
+        problem = self._version_problem(headers, None)
+        if problem is not None:  # neither era's version (a modern one would be -32022)
+            await respond_error(send, 400, problem, headers=cors)
+        elif self.stateless:
+            await self._post_stateless(body, receive, send, headers, cors)
+        else:
+            await self._initialize(body, receive, send, cors)
+        return True
+
+    async def _post_stateless(
+        self, body: bytes, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+    ) -> None:
+        tg = self._tg or await self._ensure_runner()
+        session = HttpSession(self.server, None, store=None, retry_ms=None)
+        header = headers.text(b"mcp-protocol-version")
+        version = header or V2025_03_26
+        connection = session.endpoint.connection
+        connection.allow_batches = version == V2025_03_26
+        event = connection.receive_message(body)
+        # Every POST stands alone, but clients still begin with `initialize` (its answer
+        # carries the version and capabilities): that one goes through the handshake.
+        if not (isinstance(event, RequestReceived) and event.method == "initialize"):
+            session.server_session.assume_initialized(version)
+        session.start(tg, self._loop)
+        try:
+            app = cast("StreamableHTTPApp", self)
+            await handle_message(
+                app, session, body, receive, send, cors, event=event, version=header
+            )
+        finally:
+            if not session.close_idle():
+                self.drop(session)
+
+    def remember_passed(self, headers: Headers, cors: list[Any]) -> None:
+        """Remember that a POST's Host, Origin, Content-Type, Accept and handshake-era
+        MCP-Protocol-Version values passed every check that depends on them alone
+        (allowlists, media types, a supported version), so that a later POST with the
+        same values skips those checks (:meth:`StreamableHTTPApp._http`). Only values
+        that carry a version are remembered: without one, a POST may be of either era.
+        Bounded: a server sees a handful of distinct sets; past the bound the memo
+        starts over."""
+        version = headers.get(b"mcp-protocol-version")
+        if version is None or headers.duplicated:
+            return
+        text = version.decode("latin-1")
+        if text not in HANDSHAKE_VERSIONS:
+            return
+        if len(self._passed) >= _PASSED_LIMIT:
+            self._passed.clear()
+        get = headers.get
+        key = (get(b"host"), get(b"origin"), get(b"content-type"), get(b"accept"), version)
+        self._passed[key] = (cors, text)
