@@ -252,6 +252,11 @@ class Inbound:
             except Exception:
                 logger.exception("handler for %r failed", request.method)
                 return self.connection.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+            except SystemExit as exc:
+                # sys.exit() in a handler (argparse does it on a bad option): the request's
+                # failure, not the server's end; every other client is still served.
+                logger.error("handler for %r called sys.exit(%r)", request.method, exc.code)
+                return self.connection.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
             return self._encode_result(request, result)
         except LocalProtocolError:
             # Exactly one response per request: a second answer is logged, never sent.
@@ -281,12 +286,21 @@ class Inbound:
                 data = await self._answer(request)
             except asyncio.CancelledError:
                 if self.connection.is_in_flight(request.id):
-                    raise  # not the peer's cancellation: the endpoint is shutting down
-                # Cancelled by the peer (its entry is marked): no response is sent.
-                uncancel = getattr(asyncio.current_task(), "uncancel", None)
-                if uncancel is not None:  # Python 3.11+: keep the cancel count honest
-                    uncancel()
-                data = self.connection.discard(request.id)
+                    if _cancelled_by_someone():
+                        raise  # not the peer's cancellation: the endpoint is shutting down
+                    # Nobody cancelled this task: the handler let through the cancellation
+                    # of something it awaited (say, a shared task another party cancelled).
+                    # Its request still gets its one answer.
+                    logger.error("handler for %r raised a stray CancelledError", request.method)
+                    data = self.connection.send_error(
+                        request.id, ErrorCode.INTERNAL_ERROR, "Internal error"
+                    )
+                else:
+                    # Cancelled by the peer (its entry is marked): no response is sent.
+                    uncancel = getattr(asyncio.current_task(), "uncancel", None)
+                    if uncancel is not None:  # Python 3.11+: keep the cancel count honest
+                        uncancel()
+                    data = self.connection.discard(request.id)
             await self._deliver(request, data)
         finally:
             self._handler_done(request.id)
@@ -384,6 +398,13 @@ class Inbound:
         return _Refused(
             self.connection.send_error(request.id, error.code, error.message, error.data)
         )
+
+
+def _cancelled_by_someone() -> bool:
+    """Whether the current task was asked to cancel (``Task.cancelling()``, Python 3.11+;
+    on 3.10, which cannot tell, every cancellation counts as asked for)."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is None or cancelling() > 0
 
 
 class _Refused:

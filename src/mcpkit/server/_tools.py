@@ -220,6 +220,13 @@ class ToolRegistry:
             if self.mask_errors:
                 return _error(f"Tool {name!r} failed")
             return _error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
+        except SystemExit as exc:
+            # sys.exit() in a tool (argparse does it on a bad option, which the model
+            # chooses): the call's failure, never the server's end.
+            logger.error("tool %r called sys.exit(%r)", name, exc.code)
+            if self.mask_errors:
+                return _error(f"Tool {name!r} failed")
+            return _error(f"Tool {name!r} failed: it called sys.exit({exc.code!r})")
 
     def _result(self, entry: FunctionTool, value: Any) -> CallToolResult:
         if isinstance(value, CallToolResult):
