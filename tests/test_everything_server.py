@@ -638,7 +638,10 @@ async def check_completion(client: Client) -> None:
     ]
     ref = ResourceTemplateReference(uri="test://template/{id}/data")
     assert (await client.complete(ref, "id", "12")).completion.values == ["123"]
-    assert (await client.complete(PromptReference(name="nope"), "x", "")).completion.values == []
+    # A prompt the server does not have: -32602 (completion.mdx, "Error Handling").
+    with pytest.raises(RPCError) as unknown:
+        await client.complete(PromptReference(name="nope"), "x", "")
+    assert unknown.value.code == -32602
 
 
 async def exercise(client: Client, peer: Peer, revision: str) -> None:

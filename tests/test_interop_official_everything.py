@@ -732,12 +732,14 @@ async def check_completion(session: ClientSession) -> None:
     completed = await session.complete(template, {"name": "id", "value": "12"})
     assert completed.completion.values == ["123"]
     unknown = mcp_types.PromptReference(name="no-such-prompt")
-    assert (await session.complete(unknown, {"name": "x", "value": ""})).completion.values == []
+    with pytest.raises(MCPError) as refused:  # completion.mdx, "Error Handling": -32602
+        await session.complete(unknown, {"name": "x", "value": ""})
+    assert refused.value.code == -32602
 
 
 def check_conversation(wire: Wire, version: str) -> None:
     """Every request the server sent was answered once, without error, by the official
-    client; the only errors the server answered with are the two provoked ones."""
+    client; the only errors the server answered with are the three provoked ones."""
     asked = [
         message
         for direction, message in wire.messages
@@ -765,7 +767,7 @@ def check_conversation(wire: Wire, version: str) -> None:
                 "stopReason": "endTurn",
             }
     errors = [m for m in wire.inbound() if isinstance(m, mcp_types.JSONRPCError)]
-    assert [error.error.code for error in errors] == [-32002, -32602], wire.dump()
+    assert [error.error.code for error in errors] == [-32002, -32602, -32602], wire.dump()
     assert wire.unparsed == []
 
 

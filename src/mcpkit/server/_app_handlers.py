@@ -26,6 +26,7 @@ from ..types import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
+    PromptReference,
     ReadResourceResult,
 )
 from ._compat import described_for, prompt_for, prompt_message_for, tool_for, tool_result_for
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ..types import (
         CallToolRequestParams,
         CompleteRequestParams,
+        CompletionReference,
         GetPromptRequestParams,
         ListToolsRequestParams,
         PaginatedRequestParams,
@@ -154,10 +156,30 @@ class AppHandlers:
             meta=result.meta,
         )
 
+    def _check_completion_ref(self, ref: CompletionReference, argument: str) -> None:
+        """A prompt or template this server does not have, or an argument it does not
+        take: -32602 (server/utilities/completion.mdx, "Error Handling": "Invalid prompt
+        name: -32602 (Invalid params)")."""
+        if isinstance(ref, PromptReference):
+            names = self.prompt_registry.arguments_of(ref.name)
+            if names is None:
+                raise RPCError.invalid_params(f"Unknown prompt: {ref.name!r}")
+            if argument not in names:
+                raise RPCError.invalid_params(f"Prompt {ref.name!r} has no argument {argument!r}")
+        else:
+            variables = self.resource_registry.variables_of(ref.uri)
+            if variables is None:
+                raise RPCError.invalid_params(f"Unknown resource template: {ref.uri!r}")
+            if argument not in variables:
+                raise RPCError.invalid_params(
+                    f"Resource template {ref.uri!r} has no variable {argument!r}"
+                )
+
     async def _complete(self, ctx: RequestContext, params: CompleteRequestParams) -> CompleteResult:
         handler = self._completion
         if handler is None:
             raise RPCError(ErrorCode.METHOD_NOT_FOUND, "This server does not offer completions")
+        self._check_completion_ref(params.ref, params.argument.name)
         context = (
             params.context.arguments
             if params.context is not UNSET and params.context.arguments is not UNSET
@@ -166,6 +188,8 @@ class AppHandlers:
         outcome = handler(params.ref, params.argument.name, params.argument.value, dict(context))
         if inspect.isawaitable(outcome):
             outcome = await outcome
+        if isinstance(outcome, str):  # one value, not one per character
+            outcome = (outcome,)
         if isinstance(outcome, Completion):
             values = list(outcome.values)
             if len(values) > _MAX_COMPLETIONS:

@@ -129,6 +129,11 @@ class ResourceRegistry:
         """Unregister a resource or template; returns whether it existed."""
         return (self._static.pop(uri, None) or self._templates.pop(uri, None)) is not None
 
+    def variables_of(self, uri_template: str) -> list[str] | None:
+        """The variables of a registered template, or ``None`` if there is no such one."""
+        entry = self._templates.get(uri_template)
+        return None if entry is None else list(entry.matcher.variables)
+
     def knows(self, uri: str) -> bool:
         """Whether ``uri`` names a registered resource or matches a template."""
         if uri in self._static:

@@ -44,7 +44,7 @@ from ._typeschema import (
     uses_pydantic,
 )
 
-__all__ = ["ResultError", "Structurer", "output_for"]
+__all__ = ["ResultError", "Structurer", "is_content_sequence", "output_for"]
 
 _CONTENT: Final = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 _SEQUENCES: Final = (
@@ -167,6 +167,16 @@ def _is_content(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, _CONTENT)
 
 
+def is_content_sequence(tp: Any) -> bool:
+    """Whether an annotation is a sequence of content blocks (``list[ImageContent]``): an
+    empty one is then no content, not the JSON text ``[]``."""
+    tp = _strip(tp)
+    if typing.get_origin(tp) not in _SEQUENCES:
+        return False
+    items = [arg for arg in typing.get_args(tp) if arg is not Ellipsis]
+    return bool(items) and all(_is_content(arg) for arg in items)
+
+
 def _unstructured(tp: Any) -> bool:
     tp = _strip(tp)
     if tp in (inspect.Signature.empty, Any, object, None, type(None), str):
@@ -176,7 +186,4 @@ def _unstructured(tp: Any) -> bool:
     origin = typing.get_origin(tp)
     if origin in UNION_TYPES:
         return all(_unstructured(arg) for arg in typing.get_args(tp))
-    if origin in _SEQUENCES:
-        items = [arg for arg in typing.get_args(tp) if arg is not Ellipsis]
-        return bool(items) and all(_is_content(arg) for arg in items)
-    return False
+    return origin in _SEQUENCES and is_content_sequence(tp)

@@ -22,7 +22,7 @@ from msgspec import UNSET
 from ..exceptions import LocalProtocolError, MCPError
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
-from ._results import ResultError, Structurer, output_for
+from ._results import ResultError, Structurer, is_content_sequence, output_for
 from ._typeschema import (
     SchemaSet,
     accepts_none,
@@ -88,6 +88,8 @@ class FunctionSchema:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     wraps_result: bool
+    #: The return annotation is a sequence of content blocks.
+    returns_content: bool
     context_param: str | None
     is_async: bool
     parameters: tuple[ParameterInfo, ...]
@@ -325,15 +327,15 @@ def function_schema(
     root["additionalProperties"] = False
     input_schema = schemas.document(root)
 
-    output_schema, structurer = output_for(
-        hints.get("return", signature.return_annotation), label, doc.returns
-    )
+    returns = hints.get("return", signature.return_annotation)
+    output_schema, structurer = output_for(returns, label, doc.returns)
     return FunctionSchema(
         name=label,
         description=description if description is not None else doc.description,
         input_schema=input_schema,
         output_schema=output_schema,
         wraps_result=structurer is not None and structurer.wraps,
+        returns_content=is_content_sequence(returns),
         context_param=context_param,
         is_async=inspect.iscoroutinefunction(target)
         or inspect.iscoroutinefunction(getattr(target, "__call__", None)),  # noqa: B004

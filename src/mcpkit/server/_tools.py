@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.to_thread
@@ -65,6 +65,9 @@ class FunctionTool:
     is_async: bool = True
     #: The parameters mirrored into ``Mcp-Param-*`` headers (``x-mcp-header``).
     param_headers: tuple[ParamHeader, ...] = ()
+    #: The declared output schema, compiled (``None`` without one): checks structured
+    #: content the function built itself (a hand-given schema, a ``CallToolResult``).
+    output_validator: Any = None
 
     @property
     def name(self) -> str:
@@ -158,7 +161,10 @@ class ToolRegistry:
             mirrored = param_headers(tool.input_schema)
         except LocalProtocolError as exc:
             raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
-        entry = FunctionTool(tool, fn, schema, raw_validator, context_param, is_async, mirrored)
+        output_validator = compile_schema(final_output) if final_output is not None else None
+        entry = FunctionTool(
+            tool, fn, schema, raw_validator, context_param, is_async, mirrored, output_validator
+        )
         self._tools[tool.name] = entry
         return entry
 
@@ -229,25 +235,55 @@ class ToolRegistry:
             return _error(f"Tool {name!r} failed: it called sys.exit({exc.code!r})")
 
     def _result(self, entry: FunctionTool, value: Any) -> CallToolResult:
+        # A declared outputSchema is a promise: "Servers MUST provide structured results
+        # that conform to this schema" (server/tools.mdx 2025-06-18, "Output Schema").
+        # A tool error is exempt: it reports a failure, not a result.
+        validator = entry.output_validator
         if isinstance(value, CallToolResult):
+            if validator is not None and not value.is_error:
+                if value.structured_content is UNSET:
+                    raise ResultError([("", _NO_STRUCTURED)])
+                _conform(validator, value.structured_content)
             return value
-        if _is_content(value):
-            return CallToolResult(content=to_content(value))
-        output_schema = entry.tool.output_schema
         schema = entry.schema
-        if output_schema is not UNSET:
+        no_blocks = (
+            isinstance(value, (list, tuple))
+            and not value
+            and schema is not None
+            and schema.returns_content  # list[ImageContent] and no image: no content
+        )
+        if no_blocks or _is_content(value):
+            if validator is None:
+                return CallToolResult(content=[] if no_blocks else to_content(value))
+            if schema is None or schema.output_schema is None:
+                raise ResultError([("", _NO_STRUCTURED)])
+            # Blocks returned under a data annotation (``-> list[Any]``): they are the
+            # content, and, as data, the structured content its schema promises.
+            structured = schema.structure(value)
+            return CallToolResult(content=to_content(value), structured_content=structured)
+        if validator is not None:
             if schema is not None and schema.output_schema is not None:
                 structured = schema.structure(value)
-            else:  # a hand-given output schema: send the value as it is
+            else:  # a hand-given output schema: the value as it is, checked against it
                 try:
                     structured = msgspec.to_builtins(value)
                 except TypeError as exc:
                     raise ResultError([("", f"the result is not JSON: {exc}")]) from exc
+                _conform(validator, structured)
             # Structured results also travel as text for clients without structured
             # output (server/tools.mdx 2025-06-18, "Structured Content").
             text = _JSON.encode(structured).decode()
             return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
         return CallToolResult(content=to_content(value))
+
+
+_NO_STRUCTURED: Final = "the tool declares an outputSchema but returned no structured content"
+
+
+def _conform(validator: Any, structured: Any) -> None:
+    errors = validator.errors(structured)
+    if errors:
+        raise ResultError(("/" + "/".join(map(str, e.path)), e.message) for e in errors)
 
 
 def _takes_var_keyword(fn: Callable[..., Any]) -> bool:

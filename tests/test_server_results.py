@@ -1,0 +1,168 @@
+"""What a tool's or a completion handler's return value becomes on the wire.
+
+A declared ``outputSchema`` is a promise (server/tools.mdx 2025-06-18, "Output Schema":
+"Servers MUST provide structured results that conform to this schema"): a hand-given
+schema is checked like a derived one, and a result without structured content under a
+declared schema is the tool's failure, not a result mcpkit's own client then rejects.
+An empty list of content blocks is no content (not the JSON text ``[]``). A completion
+handler's single string is one value (not one per character), and completion for a
+prompt or template the server does not have is -32602 (completion.mdx, "Error
+Handling")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from msgspec import UNSET
+
+from mcpkit.exceptions import RPCError
+from mcpkit.server import Server
+from mcpkit.testing import connect_memory
+from mcpkit.types import (
+    CallToolResult,
+    ImageContent,
+    PromptReference,
+    ResourceTemplateReference,
+    TextContent,
+)
+
+pytestmark = pytest.mark.anyio
+
+LIMIT = 10.0
+HAND = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def build() -> Server:
+    server = Server("results", "1.0")
+
+    @server.tool(output_schema=HAND)
+    def hand(n: Any) -> Any:
+        """Returns {"n": n}, whatever n is."""
+        return {"n": n}
+
+    @server.tool(output_schema=HAND)
+    def hand_content() -> Any:
+        """Declares a schema, returns a text block."""
+        return TextContent(text="no data")
+
+    @server.tool(output_schema=HAND)
+    def hand_result(structured: bool) -> CallToolResult:
+        """Declares a schema, returns a CallToolResult with or without structured content."""
+        return CallToolResult(
+            content=[TextContent(text="x")],
+            structured_content={"n": 1} if structured else UNSET,
+        )
+
+    @server.tool(output_schema=HAND)
+    def hand_failure() -> CallToolResult:
+        """A tool error needs no structured content."""
+        return CallToolResult(content=[TextContent(text="failed")], is_error=True)
+
+    @server.tool()
+    def blocks_as_data() -> list[Any]:
+        """Content blocks under a data annotation: both content and structured content."""
+        return [TextContent(text="t")]
+
+    @server.tool()
+    def images(count: int) -> list[ImageContent]:
+        """Some images, maybe none."""
+        return [ImageContent(data="AAAA", mime_type="image/png")] * count
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hello {name}"
+
+    @server.resource("notes://{id}")
+    def note(id: str) -> str:
+        return id
+
+    @server.completion()
+    def complete(ref: Any, argument: str, value: str, context: dict[str, str]) -> Any:
+        return "paris" if argument == "name" else ["1", "2"]
+
+    return server
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def text_of(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "ok"),
+    [
+        ("hand", {"n": 7}, True),
+        ("hand", {"n": "seven"}, False),
+        ("hand_content", {}, False),
+        ("hand_result", {"structured": True}, True),
+        ("hand_result", {"structured": False}, False),
+    ],
+)
+async def test_a_declared_output_schema_is_kept(
+    tool: str, arguments: dict[str, Any], ok: bool
+) -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build()) as client:
+            result = await client.call_tool(tool, arguments)
+    if ok:
+        assert not result.is_error
+        assert result.structured_content == {"n": 1 if tool == "hand_result" else 7}
+    else:
+        assert result.is_error
+        assert text_of(result) == f"Tool {tool!r} returned an invalid result"
+        assert result.structured_content is UNSET
+
+
+async def test_a_tool_error_needs_no_structured_content() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build()) as client:
+            result = await client.call_tool("hand_failure", {})
+    assert result.is_error
+    assert text_of(result) == "failed"
+
+
+async def test_blocks_under_a_data_annotation_are_content_and_data() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build()) as client:
+            result = await client.call_tool("blocks_as_data", {})
+    assert not result.is_error
+    assert text_of(result) == "t"
+    assert result.structured_content == {"result": [{"type": "text", "text": "t"}]}
+
+
+@pytest.mark.parametrize("count", [0, 2])
+async def test_a_list_of_content_blocks_may_be_empty(count: int) -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build()) as client:
+            result = await client.call_tool("images", {"count": count})
+    assert not result.is_error
+    assert len(result.content) == count
+    assert all(isinstance(block, ImageContent) for block in result.content)
+
+
+async def test_completion_values_and_unknown_references() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build()) as client:
+            one = await client.complete(PromptReference(name="greet"), "name", "pa")
+            assert one.completion.values == ["paris"]
+            many = await client.complete(ResourceTemplateReference(uri="notes://{id}"), "id", "")
+            assert many.completion.values == ["1", "2"]
+            refs: list[tuple[PromptReference | ResourceTemplateReference, str]] = [
+                (PromptReference(name="nope"), "name"),
+                (PromptReference(name="greet"), "nope"),
+                (ResourceTemplateReference(uri="notes://{other}"), "other"),
+                (ResourceTemplateReference(uri="notes://{id}"), "nope"),
+            ]
+            for ref, argument in refs:
+                with pytest.raises(RPCError) as refused:
+                    await client.complete(ref, argument, "")
+                assert refused.value.code == -32602, (ref, argument)
