@@ -11,6 +11,7 @@ Handling")."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
@@ -166,3 +167,65 @@ async def test_completion_values_and_unknown_references() -> None:
                 with pytest.raises(RPCError) as refused:
                     await client.complete(ref, argument, "")
                 assert refused.value.code == -32602, (ref, argument)
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+def build_typed() -> Server:
+    server = Server("typed", "1.0")
+
+    @server.tool()
+    def repeat(text: str, times: int, scale: float = 1.0) -> str:
+        """Repeat a text."""
+        return f"{text * times} {scale!r}"
+
+    @server.tool()
+    def tags(ids: set[int]) -> list[int]:
+        """Sorted distinct ids."""
+        return sorted(ids)
+
+    @server.tool(
+        input_schema={
+            "type": "object",
+            "properties": {"p": {"type": "object"}, "n": {"type": "integer"}},
+            "required": ["p"],
+        }
+    )
+    def hand(p: Point, n: int = 0) -> str:
+        """A typed function with a hand-given schema that allows more."""
+        return f"{type(p).__name__} {p.x} {n}"
+
+    return server
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        # JSON Schema's integer: any number with a zero fraction.
+        ("repeat", {"text": "ab", "times": 3.0}, "ababab 1.0"),
+        ("repeat", {"text": "ab", "times": 2, "scale": 2}, "abab 2.0"),
+        ("repeat", {"text": "ab", "times": 2.5}, None),
+        ("repeat", {"text": 3.0, "times": 1}, None),
+        # uniqueItems: repeats are refused, not merged.
+        ("tags", {"ids": [3, 1]}, '{"result":[1,3]}'),
+        ("tags", {"ids": [1, 1, 2]}, None),
+        # A hand-given schema, a typed function: converted, extra members left out.
+        ("hand", {"p": {"x": 1}, "extra": True}, "Point 1 0"),
+        ("hand", {"p": {"x": 1}, "n": 4.0}, "Point 1 4"),
+    ],
+)
+async def test_arguments_as_the_schema_describes_them(
+    tool: str, arguments: dict[str, Any], expected: str | None
+) -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build_typed()) as client:
+            result = await client.call_tool(tool, arguments)
+    if expected is None:
+        assert result.is_error
+        assert text_of(result).startswith("Invalid arguments"), text_of(result)
+    else:
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == expected

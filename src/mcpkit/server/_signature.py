@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, MCPError
+from ._argvalues import has_integral_float, integral, is_set, unique
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
 from ._results import ResultError, Structurer, is_content_sequence, output_for
@@ -129,6 +130,7 @@ class _Binder:
         "_pydantic",
         "_pydantic_error",
         "_schema",
+        "_sets",
         "_strict",
         "_struct",
         "_types",
@@ -161,6 +163,9 @@ class _Binder:
         )
         self._names = tuple(types)
         self._types = types
+        #: Set-typed arguments: advertised with ``uniqueItems``, so duplicates are refused
+        #: (msgspec would merge them silently).
+        self._sets = tuple(name for name, tp in types.items() if is_set(tp))
         self._pydantic = tuple(adapters.items())
         self._pydantic_error = pydantic_error_type()
         self._schema = schema
@@ -176,7 +181,21 @@ class _Binder:
         try:
             struct = msgspec.convert(arguments, self._struct, strict=self._strict, str_keys=True)
         except msgspec.ValidationError:
-            raise ArgumentError(self._explain(arguments)) from None
+            # JSON Schema's "integer" is any number with a zero fraction (3.0 included),
+            # and some clients send those: try again with them as integers.
+            whole = integral(arguments) if has_integral_float(arguments) else None
+            if whole is None:
+                raise ArgumentError(self._explain(arguments)) from None
+            try:
+                struct = msgspec.convert(whole, self._struct, strict=self._strict, str_keys=True)
+            except msgspec.ValidationError:
+                raise ArgumentError(self._explain(arguments)) from None
+        for name in self._sets:
+            given = arguments.get(name)
+            if isinstance(given, list) and len(given) != len(unique(given)):
+                raise ArgumentError(
+                    [(pointer([name]), f"{name!r} must not contain duplicates (uniqueItems)")]
+                )
         kwargs = {
             name: v for name, v in zip(self._names, _astuple(struct), strict=True) if v is not UNSET
         }

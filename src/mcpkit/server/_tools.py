@@ -190,7 +190,14 @@ class ToolRegistry:
                 if errors:
                     detail = "; ".join(error.message for error in errors)
                     return _error(f"Invalid arguments: {detail}")
-                kwargs = dict(arguments)
+                if schema is None:  # a **kwargs function: the arguments as they are
+                    kwargs = dict(arguments)
+                else:
+                    # A typed function still gets its parameters converted (a dataclass,
+                    # a datetime); members the hand-given schema allows but the function
+                    # does not take are left out, not passed as unexpected keywords.
+                    known = {p.name for p in schema.parameters}
+                    kwargs = schema.bind({k: v for k, v in arguments.items() if k in known})
             else:
                 assert schema is not None
                 kwargs = schema.bind(arguments)
