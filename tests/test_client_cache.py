@@ -57,7 +57,17 @@ def read(params: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("ttl", "fresh_for"),
-    [(1500, 1.5), (0, 0.0), (-5, 0.0), (None, 0.0), ("10", 0.0), (True, 0.0), (1.5, 0.0)],
+    [
+        (1500, 1.5),
+        (0, 0.0),
+        (-5, 0.0),
+        (None, 0.0),
+        ("10", 0.0),
+        (True, 0.0),
+        (1.5, 0.0),
+        # Too large for a float (it raised OverflowError into list_tools): a year at most.
+        (10**400, 365 * 24 * 3600.0),
+    ],
 )
 def test_ttl_rules(ttl: Any, fresh_for: float) -> None:
     clock = Clock()

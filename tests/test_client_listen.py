@@ -3,17 +3,18 @@ from mcpkit's server, in memory and over Streamable HTTP on 127.0.0.1, asyncio a
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import anyio
 import pytest
 
 from mcpkit.aio import MemoryNotificationBus
 from mcpkit.client import Client
-from mcpkit.exceptions import CapabilityError, LocalProtocolError, RequestTimeoutError
+from mcpkit.exceptions import CapabilityError, LocalProtocolError, RequestTimeoutError, RPCError
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
 
+from ._fakemodern import FakeServer, discover_result, fake_client, tool_result
 from ._httpserver import running_server
 
 pytestmark = pytest.mark.anyio
@@ -149,3 +150,64 @@ async def test_listen_over_streamable_http() -> None:
             note = await anext(stream)
             assert note.method == "notifications/tools/list_changed"
             assert note.params["_meta"][SUBSCRIPTION_ID] == stream.subscription_id
+
+
+# -- servers that break the rules (scripted) ---------------------------------------------
+
+
+async def test_a_listen_answered_without_acknowledgement_ends_at_once() -> None:
+    """The final result came first: there is nothing to wait for (the client waited for
+    an acknowledgement until its timeout, or for ever without one)."""
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "subscriptions/listen":
+            return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: "s"}}
+        if method == "server/discover":
+            return discover_result()
+        raise RPCError(-32601, method)
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            fake_client(handle, timeout=None) as (client, _),
+            client.listen(tools=True) as stream,
+        ):
+            assert [n async for n in stream] == []
+
+
+async def test_a_subscription_id_that_is_no_id_is_not_a_listens() -> None:
+    """While a listen is open, an object where the id goes (it raised TypeError in the
+    client, and the notification was lost): the notification still reaches the
+    callbacks, and the stream gets its own."""
+    changed: list[str] = []
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "subscriptions/listen":
+            listen = fake.calls("subscriptions/listen")[-1]
+            await fake.notify(
+                "notifications/subscriptions/acknowledged",
+                {
+                    "_meta": {SUBSCRIPTION_ID: listen["id"]},
+                    "notifications": params["notifications"],
+                },
+            )
+            await anyio.sleep_forever()
+        if method == "tools/call":
+            listen = fake.calls("subscriptions/listen")[-1]
+            for sub in ({"bogus": 1}, [1], True, listen["id"]):
+                await fake.notify(
+                    "notifications/tools/list_changed", {"_meta": {SUBSCRIPTION_ID: sub}}
+                )
+            return tool_result("sent")
+        if method == "server/discover":
+            return discover_result()
+        raise RPCError(-32601, method)
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            fake_client(handle, on_list_changed=changed.append) as (client, _),
+            client.listen(tools=True) as stream,
+        ):
+            await client.call_tool("notify", {})
+            first = await stream.__anext__()
+            assert first.method == "notifications/tools/list_changed"
+    assert changed == ["tools"] * 4

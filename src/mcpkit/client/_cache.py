@@ -27,6 +27,8 @@ from ..types import CACHEABLE_METHODS
 
 __all__ = ["ResultCache"]
 
+#: The longest a result is cached: a year (a server may ask for more; nothing fits forever).
+_MAX_TTL_MS: Final = 365 * 24 * 3600 * 1000
 #: Params members that belong to a multi round-trip retry: never part of a cacheable request.
 _RETRY_MEMBERS: Final = ("inputResponses", "requestState")
 #: Which cached methods a notification makes stale.
@@ -98,7 +100,9 @@ class ResultCache:
             self._entries.pop(key, None)
             return
         scope = scope if scope in ("public", "private") else "private"
-        self._entries[key] = _Entry(raw, self.clock() + ttl_ms / 1000.0, scope, uri)
+        # Capped: a number of hundreds of digits does not fit a float (OverflowError).
+        ttl_s = min(ttl_ms, _MAX_TTL_MS) / 1000.0
+        self._entries[key] = _Entry(raw, self.clock() + ttl_s, scope, uri)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)

@@ -67,7 +67,10 @@ def subscription_of(params: Raw | None) -> tuple[Any, dict[str, Any]] | None:
     meta = decoded.get("_meta") if isinstance(decoded, dict) else None
     if not isinstance(meta, dict) or META_SUBSCRIPTION_ID not in meta:
         return None
-    return meta[META_SUBSCRIPTION_ID], decoded
+    found = meta[META_SUBSCRIPTION_ID]
+    if isinstance(found, bool) or not isinstance(found, (str, int)):
+        return None  # not an id we could have given (a listen request's id): not a listen's
+    return found, decoded
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,9 @@ class ListenStream:
     def finish(self, result: SubscriptionsListenResult) -> None:
         self.result = result
         self._ended = True
+        # The final answer ends the wait for an acknowledgement too (a server that
+        # answers without acknowledging first has nothing more to send).
+        self.acknowledged.set()
         self._wake()
 
     def fail(self, error: BaseException) -> None:
