@@ -19,7 +19,7 @@ import pytest
 from mcpkit.server import RequestContext, Server
 
 from ._httpserver import RunningServer, running_server
-from ._mcphttp import JSON_HEADERS, initialize, messages_of
+from ._mcphttp import JSON_HEADERS, RawSession, initialize, messages_of
 from ._wire import MODERN, meta
 
 pytestmark = pytest.mark.anyio
@@ -78,6 +78,21 @@ def headers_for(method: str, name: str | None = None, **extra: str) -> dict[str,
 def body(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     message["params"] = {"_meta": meta(), **(params or {})}
+    return json.dumps(message).encode()
+
+
+FUTURE: Final = "2099-01-01"
+FUTURE_HEADER: Final = {"mcp-protocol-version": FUTURE}
+OLD_HEADER: Final = {"mcp-protocol-version": "2025-11-25"}
+
+
+def without(*names: str) -> dict[str, str]:
+    """The headers of a ``tools/list`` POST without ``names``."""
+    return {k: v for k, v in headers_for("tools/list").items() if k not in names}
+
+
+def body_with_meta(rid: Any, method: str, meta_: dict[str, Any]) -> bytes:
+    message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {"_meta": meta_}}
     return json.dumps(message).encode()
 
 
@@ -161,6 +176,28 @@ async def test_sse_only_when_the_handler_emits(http: RunningServer) -> None:
             headers_for("resources/read", "note://missing"),
             400,
             -32602,
+        ),
+        # "Every POST request to the MCP endpoint MUST include an MCP-Protocol-Version
+        # header" (it was served without one); with no Mcp-Method either, the body alone
+        # tells the era (it was taken for a handshake-era POST without a session).
+        (body(1, "tools/list"), without("mcp-protocol-version"), 400, -32020),
+        (body(1, "tools/list"), without("mcp-protocol-version", "mcp-method"), 400, -32020),
+        # A handshake-era header on a 2026 body: the header MUST match _meta (it was
+        # served as a handshake-era request, or refused for want of a session).
+        (body(1, "tools/list"), headers_for("tools/list", **OLD_HEADER), 400, -32020),
+        # An unsupported version is said first, whatever else _meta lacks (a later
+        # revision's client must learn what is served; it got -32602).
+        (
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode(),
+            headers_for("tools/list", **FUTURE_HEADER),
+            400,
+            -32022,
+        ),
+        (
+            body_with_meta(1, "tools/list", {"io.modelcontextprotocol/protocolVersion": FUTURE}),
+            headers_for("tools/list", **FUTURE_HEADER),
+            400,
+            -32022,
         ),
     ],
 )
@@ -291,3 +328,35 @@ async def test_server_without_the_modern_era_keeps_the_old_rules() -> None:
     with running_server(server.streamable_http_app()) as http:
         response = await post(http, body(1, "tools/list"), headers_for("tools/list"))
     assert response.status_code == 400  # an unsupported MCP-Protocol-Version
+
+
+async def test_a_stateless_endpoint_refuses_a_2026_body_under_an_old_header() -> None:
+    with running_server(build().streamable_http_app(stateless=True)) as http:
+        response = await post(
+            http,
+            body(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}}),
+            headers_for("tools/call", "echo", **OLD_HEADER),
+        )
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == -32020
+
+
+@pytest.mark.parametrize("method", ["subscriptions/listen", "server/discover"])
+async def test_a_handshake_session_has_no_2026_only_methods(
+    http: RunningServer, method: str
+) -> None:
+    """The routes are shared by both eras, but a 2025-11-25 session has neither method:
+    -32601 (subscriptions/listen was served, with 2026 semantics, on a legacy stream)."""
+    async with httpx.AsyncClient(timeout=LIMIT) as client:
+        session = RawSession(client, http.url + "/mcp")
+        await session.open("2025-11-25")
+        params = (
+            {"notifications": {"toolsListChanged": True}} if method != "server/discover" else {}
+        )
+        response = await session.post(
+            json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).encode()
+        )
+        assert response.status_code == 200, response.text
+        [answer] = messages_of(response)
+        assert answer["error"]["code"] == -32601, answer
+        assert (await session.call(8, "ping"))["result"] == {}

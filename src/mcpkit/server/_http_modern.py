@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from ..protocol import (
     NAMED_METHODS,
@@ -24,9 +25,10 @@ from ..protocol import (
     NotificationReceived,
     ParamHeader,
     RequestReceived,
+    encode_error,
     request_header_problem,
 )
-from ..types import ErrorCode
+from ..types import META_PROTOCOL_VERSION, ErrorCode
 from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
 from ._http_session import HttpSession
 from ._http_streams import Exchange
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
     from ._streamable import StreamableHTTPApp
 
-__all__ = ["ModernExchange", "looks_modern", "post_modern", "status_for"]
+__all__ = ["ModernExchange", "era_mismatch", "looks_modern", "post_modern", "status_for"]
 
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
@@ -233,10 +235,46 @@ async def post_modern(
 
 class _Probe(msgspec.Struct):
     method: Any = None
-    params: msgspec.Raw | None = None
+    # (Raw | UnsetType: msgspec does not decode Raw in a union with None: every body with
+    # params failed to decode, so looks_modern() was False for all of them.)
+    params: msgspec.Raw | UnsetType = UNSET
 
 
 _PROBE: Final = msgspec.json.Decoder(_Probe)
+
+
+class _IdProbe(msgspec.Struct):
+    id: Any = None
+    method: Any = None
+    params: msgspec.Raw | UnsetType = UNSET
+
+
+_ID_PROBE: Final = msgspec.json.Decoder(_IdProbe)
+
+
+def era_mismatch(body: bytes, header: str) -> bytes | None:
+    """The -32020 answer for a 2026-07-28 request sent with a handshake-era
+    ``MCP-Protocol-Version`` header (the header "MUST match" the body's
+    ``_meta`` version), or ``None`` when the body is not one. The common case, a body
+    without the 2026 ``_meta`` key, costs one search of the bytes."""
+    if _VERSION_KEY not in body:
+        return None
+    try:
+        probe = _ID_PROBE.decode(body)
+    except msgspec.DecodeError:
+        return None
+    params = None if probe.params is UNSET else probe.params
+    if not (isinstance(probe.method, str) and is_modern(probe.method, params)):
+        return None
+    rid = probe.id if type(probe.id) in (int, str) else None
+    reason = (
+        f"Header mismatch: MCP-Protocol-Version {header[:40]!r} does not match the "
+        "protocol version in the request's _meta"
+    )
+    return encode_error(rid, ErrorCode.HEADER_MISMATCH, reason)
+
+
+_VERSION_KEY: Final = META_PROTOCOL_VERSION.encode()
 
 
 def looks_modern(body: bytes) -> bool:
@@ -245,4 +283,5 @@ def looks_modern(body: bytes) -> bool:
         probe = _PROBE.decode(body)
     except msgspec.DecodeError:
         return False
-    return isinstance(probe.method, str) and is_modern(probe.method, probe.params)
+    params = None if probe.params is UNSET else probe.params
+    return isinstance(probe.method, str) and is_modern(probe.method, params)

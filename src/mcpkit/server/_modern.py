@@ -30,6 +30,7 @@ from ..types import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
+    METHODS,
     V2026_07_28,
     ClientCapabilities,
     ErrorCode,
@@ -39,6 +40,7 @@ from ..types import (
 )
 
 __all__ = [
+    "ABSENT_REQUESTS",
     "CACHEABLE_METHODS",
     "CLIENT_CAPABILITIES",
     "CLIENT_INFO",
@@ -119,19 +121,21 @@ def parse_modern(
             from the HTTP header, -32022 for a version not in ``supported``.
     """
     meta = _meta_of(params)
-    if not isinstance(meta, dict):
-        raise RPCError.invalid_params(
-            f"Invalid params: a {V2026_07_28} request carries params._meta with "
-            f"{PROTOCOL_VERSION!r} and {CLIENT_CAPABILITIES!r}"
-        )
-    version = meta.get(PROTOCOL_VERSION)
+    version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
     if not isinstance(version, str):
+        # The version first, wherever it is known: a request of a later revision whose
+        # _meta looks otherwise must learn which versions are served (-32022), not be
+        # told its params are wrong (versioning.mdx: "MUST respond with an
+        # UnsupportedProtocolVersionError").
+        if header_version is not None and header_version not in supported:
+            raise _unsupported(header_version, supported)
+        if not isinstance(meta, dict):
+            raise RPCError.invalid_params(
+                f"Invalid params: a {V2026_07_28} request carries params._meta with "
+                f"{PROTOCOL_VERSION!r} and {CLIENT_CAPABILITIES!r}"
+            )
         raise RPCError.invalid_params(
             f"Invalid params: _meta[{PROTOCOL_VERSION!r}] is required (a string)"
-        )
-    if CLIENT_CAPABILITIES not in meta:
-        raise RPCError.invalid_params(
-            f"Invalid params: _meta[{CLIENT_CAPABILITIES!r}] is required ({{}} for none)"
         )
     if header_version is not None and header_version != version:
         raise RPCError(
@@ -140,10 +144,11 @@ def parse_modern(
             f"_meta[{PROTOCOL_VERSION!r}] is {version!r}",
         )
     if version not in supported:
-        raise RPCError(
-            ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version!r}; supported: {', '.join(supported)}",
-            {"supported": list(supported), "requested": version},
+        raise _unsupported(version, supported)
+    assert isinstance(meta, dict)
+    if CLIENT_CAPABILITIES not in meta:
+        raise RPCError.invalid_params(
+            f"Invalid params: _meta[{CLIENT_CAPABILITIES!r}] is required ({{}} for none)"
         )
     capabilities = _convert(meta[CLIENT_CAPABILITIES], ClientCapabilities, CLIENT_CAPABILITIES)
     info = meta.get(CLIENT_INFO)
@@ -154,6 +159,14 @@ def parse_modern(
             f"Invalid params: _meta[{LOG_LEVEL!r}] must be one of {sorted(_LEVELS)}, not {level!r}"
         )
     return ModernRequest(version, capabilities, client_info, level)
+
+
+def _unsupported(version: str, supported: Sequence[str]) -> RPCError:
+    return RPCError(
+        ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+        f"Unsupported protocol version {version!r}; supported: {', '.join(supported)}",
+        {"supported": list(supported), "requested": version},
+    )
 
 
 def _convert(value: Any, kind: type[Any], key: str) -> Any:
@@ -169,6 +182,20 @@ def exists_in_modern(method: str) -> bool:
     (un)subscription do not: they get -32601 (HTTP 404)."""
     spec = method_spec(method)
     return spec is None or spec.in_version(V2026_07_28)
+
+
+def _absent_requests(version: str) -> frozenset[str]:
+    return frozenset(
+        spec.name
+        for spec in METHODS.values()
+        if spec.kind == "request" and spec.sender != "server" and not spec.in_version(version)
+    )
+
+
+#: Per handshake-era version, the client requests that do not exist in it (2026-07-28's
+#: ``subscriptions/listen``, ``server/discover``; 2025-11-25's tasks in older ones ...):
+#: -32601 on a session of that version, however the server's routes are shared.
+ABSENT_REQUESTS: Final = {version: _absent_requests(version) for version in HANDSHAKE_VERSIONS}
 
 
 def missing_capability(name: str, value: Any = None, why: str = "") -> RPCError:

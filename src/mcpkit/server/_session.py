@@ -33,7 +33,13 @@ from ._context import RequestContext
 from ._inputs import InputRound, input_required_in, url_elicitations_required
 from ._listen import ResourceUpdates
 from ._logbridge import current_request
-from ._modern import ModernRequest, exists_in_modern, is_modern, parse_modern
+from ._modern import (
+    ABSENT_REQUESTS,
+    ModernRequest,
+    exists_in_modern,
+    is_modern,
+    parse_modern,
+)
 from ._modern_results import discover_result, finish_handshake, finish_modern
 
 if TYPE_CHECKING:
@@ -179,6 +185,12 @@ class ServerSession:
         error = self.handshake.check_request(request.method)
         if error is not None:
             raise RPCError(error.code, error.message)
+        version = self.handshake.protocol_version
+        if version is not None and request.method in ABSENT_REQUESTS[version]:
+            raise RPCError(
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {request.method!r} does not exist in protocol {version}",
+            )
         if request.method == "initialize":
             return self._initialize(request.params)
         if request.method == "ping":

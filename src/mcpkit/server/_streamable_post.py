@@ -14,9 +14,9 @@ import anyio.abc
 
 from ..protocol import RequestReceived, accepts
 from ..types import HANDSHAKE_VERSIONS, V2025_03_26
-from ._asgi import Headers, Receive, Send, is_json, read_body, refuse_body, respond_error
+from ._asgi import Headers, Receive, Send, is_json, read_body, refuse_body, respond, respond_error
 from ._http_handlers import handle_message
-from ._http_modern import looks_modern, post_modern
+from ._http_modern import era_mismatch, looks_modern, post_modern
 from ._http_session import HttpSession
 from ._http_streams import SESSION_GONE
 from ._streamable_routes import SessionRoutes, version_mismatch
@@ -75,7 +75,8 @@ class PostRoutes(SessionRoutes):
                 await respond_error(send, 400, problem, headers=cors)
                 return
             self.remember_passed(headers, cors)
-            await self._post_in_session(receive, send, headers, cors, None, None)
+            version = headers.text(b"mcp-protocol-version")
+            await self._post_in_session(receive, send, headers, cors, None, version)
             return
         session: HttpSession | None = None
         if headers.get(b"mcp-session-id") is not None:
@@ -129,6 +130,13 @@ class PostRoutes(SessionRoutes):
         if isinstance(body, tuple):
             await refuse_body(send, body, cors)
             return
+        if version is not None:
+            # A 2026-07-28 request under a handshake-era header: the header "MUST match"
+            # the body's _meta version (transports.mdx 2026-07-28): 400 and -32020.
+            mismatch = era_mismatch(body, version)
+            if mismatch is not None:
+                await respond(send, 400, mismatch, headers=cors)
+                return
         if self.stateless:
             await self._post_stateless(body, receive, send, headers, cors)
             return
