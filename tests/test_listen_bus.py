@@ -75,6 +75,20 @@ def test_update_changes_the_topics() -> None:
     assert drain(subscription) == [2]
 
 
+def test_a_signal_still_waiting_is_not_queued_again() -> None:
+    """A burst of identical change signals (a plugin reload) costs one queue slot: the
+    subscriber learns the same thing once (it was cut off after max_queued of them)."""
+    bus = MemoryNotificationBus(max_queued=3)
+    subscription = bus.subscribe(["a"])
+    for _ in range(1000):
+        bus.publish(message("a", 7))
+    bus.publish(message("a", 8))
+    bus.publish(message("a", 7))  # still waiting: not again
+    assert drain(subscription) == [7, 8]
+    bus.publish(message("a", 7))  # delivered since: a new signal
+    assert drain(subscription) == [7]
+
+
 def test_overflow_cuts_the_subscriber_off_and_frees_its_queue() -> None:
     bus = MemoryNotificationBus(max_queued=3)
     slow, fast = bus.subscribe(["a"]), bus.subscribe(["a"], max_queued=10)
@@ -164,8 +178,8 @@ async def test_a_waiting_receiver_is_woken_by_the_end(how: str) -> None:
             elif how == "close":
                 subscription.close()
             else:
-                bus.publish(message("a"))
-                bus.publish(message("a"))
+                bus.publish(message("a", 0))
+                bus.publish(message("a", 1))
     expected = {
         "end": anyio.EndOfStream,
         "close": anyio.ClosedResourceError,

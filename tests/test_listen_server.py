@@ -159,15 +159,19 @@ async def test_cancellation_ends_the_listen_without_a_response() -> None:
 async def test_a_listener_that_falls_behind_is_cut_off() -> None:
     server = build(bus=MemoryNotificationBus(max_queued=2))
     async with wire_to(server) as wire:
-        await open_listen(wire, "slow", toolsListChanged=True)
-        for _ in range(3):  # no checkpoint between: the handler cannot drain the queue
-            server.notify_list_changed("tools")
+        await open_listen(
+            wire, "slow", toolsListChanged=True, promptsListChanged=True, resourcesListChanged=True
+        )
+        # Identical signals still waiting are one (a burst of tool registrations cut
+        # listeners off); three different ones do not fit in two.
+        for kind in ("tools", "tools", "prompts", "resources"):  # no checkpoint between
+            server.notify_list_changed(kind)  # type: ignore[arg-type]
         error = await wire.read()
         assert server.bus.subscriptions == 0  # type: ignore[attr-defined]
         # Listening again works.
         await open_listen(wire, "again", toolsListChanged=True)
     assert error["id"] == "slow"
-    assert error["error"]["code"] == -32000
+    assert error["error"]["code"] == -32603  # not the legacy -32000...-32019 range
     assert "listen again" in error["error"]["message"]
     assert error["error"]["data"] == {"maxQueued": 2}
 

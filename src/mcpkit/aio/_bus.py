@@ -6,6 +6,11 @@ default (:class:`MemoryNotificationBus`), so a bus spanning processes (Redis pub
 can replace it without touching the layers above. Publishing never blocks: a bus that does
 I/O queues the message and sends it in the background.
 
+Messages are change signals ("the tools list changed", "this resource was updated"): one
+identical to a message still waiting in a subscriber's queue adds nothing for that
+subscriber and is not queued again, so a burst of changes (a plugin reload registering
+hundreds of tools) costs a slow listener one message, not a cut-off.
+
 Each subscription has a bounded queue. The overflow policy: a subscriber that falls
 ``max_queued`` messages behind is cut off, its queue is dropped (the memory goes at once)
 and its next receive raises :class:`~mcpkit.exceptions.SubscriptionOverflowError`. A
@@ -24,6 +29,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import anyio
 import anyio.lowlevel
+import msgspec
 
 from ..exceptions import LocalProtocolError, SubscriptionOverflowError
 
@@ -112,14 +118,23 @@ class NotificationBus(Protocol):
         queued for."""
 
 
+def _identity(message: BusMessage) -> tuple[str, str, bytes]:
+    params = message.params
+    return message.topic, message.method, _ENCODE(params) if params else b""
+
+
+_ENCODE: Final = msgspec.json.Encoder(order="deterministic").encode
+
+
 class _MemorySubscription:
-    __slots__ = ("_bus", "_event", "_queue", "_state", "_topics", "max_queued")
+    __slots__ = ("_bus", "_event", "_queue", "_queued", "_state", "_topics", "max_queued")
 
     def __init__(self, bus: MemoryNotificationBus, topics: frozenset[str], max_queued: int) -> None:
         self._bus = bus
         self._topics = topics
         self.max_queued = max_queued
         self._queue: deque[BusMessage] = deque()
+        self._queued: set[tuple[str, str, bytes]] = set()  # what the queue holds, by content
         self._state = _OPEN
         self._event: anyio.Event | None = None
 
@@ -134,13 +149,18 @@ class _MemorySubscription:
         self._topics = new
 
     def _offer(self, message: BusMessage) -> None:
+        key = _identity(message)
+        if key in self._queued:
+            return  # the same signal is still waiting: the subscriber will see it once
         if len(self._queue) >= self.max_queued:
             # Debug only: this runs in the publisher's task; the subscriber's owner reports.
             logger.debug("a subscriber fell %d notifications behind: cut off", self.max_queued)
             self._queue.clear()
+            self._queued.clear()
             self._stop(_OVERFLOWED)
             return
         self._queue.append(message)
+        self._queued.add(key)
         self._wake()
 
     def _wake(self) -> None:
@@ -164,7 +184,9 @@ class _MemorySubscription:
 
     def receive_nowait(self) -> BusMessage | None:
         if self._queue:
-            return self._queue.popleft()
+            message = self._queue.popleft()
+            self._queued.discard(_identity(message))
+            return message
         if self._state == _ENDING:
             raise anyio.EndOfStream
         if self._state == _OVERFLOWED:
@@ -188,6 +210,7 @@ class _MemorySubscription:
 
     def close(self) -> None:
         self._queue.clear()
+        self._queued.clear()
         if self._state in (_OPEN, _ENDING):
             self._stop(_CLOSED)
 

@@ -128,7 +128,7 @@ async def serve_listen(
     subscription (then the final result).
 
     Raises:
-        RPCError: -32000 when the listener fell too far behind and was cut off (the
+        RPCError: -32603 when the listener fell too far behind and was cut off (the
             client listens again and refetches what it tracks).
     """
     server = ctx.server
@@ -153,8 +153,10 @@ async def serve_listen(
                 break
             except SubscriptionOverflowError as exc:
                 logger.warning("listen %r ended: %s", ctx.request_id, exc)
+                # -32603: the 2026 error-code policy (basic/index.mdx, "Error Codes")
+                # retires -32000...-32019 for new uses.
                 raise RPCError(
-                    ErrorCode.SERVER_BUSY,
+                    ErrorCode.INTERNAL_ERROR,
                     f"Subscription ended: {exc}; listen again and refetch",
                     {"maxQueued": getattr(subscription, "max_queued", None)},
                 ) from None
