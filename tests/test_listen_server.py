@@ -165,7 +165,7 @@ async def test_a_listener_that_falls_behind_is_cut_off() -> None:
         # Identical signals still waiting are one (a burst of tool registrations cut
         # listeners off); three different ones do not fit in two.
         for kind in ("tools", "tools", "prompts", "resources"):  # no checkpoint between
-            server.notify_list_changed(kind)  # type: ignore[arg-type]
+            server.notify_list_changed(kind)
         error = await wire.read()
         assert server.bus.subscriptions == 0  # type: ignore[attr-defined]
         # Listening again works.
