@@ -374,6 +374,27 @@ async def test_rounds_have_an_overall_deadline() -> None:
                 await client.call_tool("t")
 
 
+async def test_the_deadline_starts_with_the_first_input_request() -> None:
+    """A long request that asks for nothing is bounded by its own timeouts, as in the
+    handshake era (it was cut off at input_deadline, "needed input")."""
+    release = anyio.Event()
+
+    async def slow(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "server/discover":
+            return discover_result()
+        await release.wait()
+        return {"resultType": "complete", "content": [{"type": "text", "text": "done"}]}
+
+    with anyio.fail_after(LIMIT):
+        async with fake_client(slow, input_deadline=0.05) as (client, _):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "t")
+                await anyio.sleep(0.2)  # four deadlines pass: the passing time is the test
+                release.set()
+            result = await client.call_tool("t")
+    assert result.content[0].text == "done"  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(
     ("entry", "options", "capability"),
     [

@@ -121,8 +121,10 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         on_log, on_resource_updated, on_list_changed, on_elicitation_complete: see
             :class:`ClientHandlers`.
         max_input_rounds: most input-required results followed for one request.
-        input_deadline: seconds one request may take with all its input rounds (the
-            callbacks' time included); ``None`` for no bound beyond each round's.
+        input_deadline: seconds one request may take with all its input rounds, from
+            the first input-required result (the callbacks' time included); ``None``
+            for no bound beyond each round's. A request that asks for no input is
+            bounded by ``timeout`` and ``max_timeout`` alone.
         cache: a :class:`ResultCache` to use, ``True`` for a new one (256 entries), or
             ``False`` to cache nothing.
         tolerant: accept known real-world deviations with a logged warning instead of

@@ -239,30 +239,35 @@ async def run_rounds(
     Raises:
         RemoteProtocolError: more than ``max_rounds`` input-required results, or an
             invalid result.
-        RequestTimeoutError: the rounds took longer than ``deadline`` seconds in all.
+        RequestTimeoutError: the input rounds took longer than ``deadline`` seconds in
+            all, counted from the first input-required result.
     """
 
-    async def rounds() -> tuple[bytes, ResultKind, bool]:
-        current = params
-        for round_ in range(max_rounds + 1):
-            raw = await send(current)
-            kind = result_kind(raw, method)
-            if kind.result_type == "complete":
-                return raw, kind, round_ > 0
-            if round_ == max_rounds:
-                break
+    raw = await send(params)
+    kind = result_kind(raw, method)
+    if kind.result_type == "complete":
+        return raw, kind, False
+
+    async def retries(kind: ResultKind) -> tuple[bytes, ResultKind, bool]:
+        for _ in range(max_rounds):
             current = {name: value for name, value in params.items() if name not in _RETRY}
             if kind.input_requests is not UNSET:
                 current["inputResponses"] = await fulfil(kind.input_requests)
             if kind.request_state is not UNSET:
                 current["requestState"] = kind.request_state
+            raw = await send(current)
+            kind = result_kind(raw, method)
+            if kind.result_type == "complete":
+                return raw, kind, True
         raise RemoteProtocolError(
             f"the server still needs input for {method} after {max_rounds} rounds"
         )
 
+    # The deadline starts with the first input-required result: a request that runs long
+    # without asking for anything is bounded by its own timeouts, as in the handshake era.
     if deadline is None:  # no cancel scope to set up (each request has its own timeout)
-        return await rounds()
+        return await retries(kind)
     with anyio.move_on_after(deadline) as scope:
-        return await rounds()
+        return await retries(kind)
     assert scope.cancel_called
     raise RequestTimeoutError(f"{method} needed input for longer than {deadline} s in all")
