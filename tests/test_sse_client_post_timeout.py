@@ -11,7 +11,7 @@ from typing import Any, Final
 import anyio
 import pytest
 
-from mcpkit.exceptions import MessageNotDelivered
+from mcpkit.exceptions import MessageNotDelivered, TransportError
 from mcpkit.transports import SSETransport
 
 from ._httpserver import running_server
@@ -59,3 +59,39 @@ async def test_a_post_that_is_never_answered_fails_after_timeout() -> None:
                     await channel.send(b"never")
                 assert time.monotonic() - started < 5 * TIMEOUT + 1.0
                 await channel.send(b"ok")  # the channel is still usable
+
+
+class ChattyBeforeEndpoint:
+    """Sends ``count`` messages, then its endpoint event, then holds the stream."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        note = b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message"}\n\n'
+        endpoint = b"event: endpoint\ndata: /messages?session_id=s1\n\n"
+        await send({"type": "http.response.body", "body": note * self.count, "more_body": True})
+        await send({"type": "http.response.body", "body": endpoint, "more_body": True})
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+
+@pytest.mark.parametrize("count", [64, 65, 1000])
+async def test_messages_before_the_endpoint_event(count: int) -> None:
+    """Up to 64 wait for the session; more fail at once, saying so (the stream stalled
+    until endpoint_timeout, 30 s, and the error blamed a missing endpoint event)."""
+    with running_server(ChattyBeforeEndpoint(count)) as served:
+        transport = SSETransport(served.url + "/sse", endpoint_timeout=LIMIT, close_timeout=1.0)
+        with anyio.fail_after(LIMIT / 2):
+            if count <= 64:
+                async with transport.connect() as channel:
+                    assert channel.endpoint_url is not None
+                    assert b"notifications/message" in await channel.receive()
+            else:
+                with pytest.raises(TransportError, match="messages before its endpoint event"):
+                    async with transport.connect():
+                        pass  # pragma: no cover

@@ -242,8 +242,22 @@ class SSEChannel:
                 return False
             self._ready.set()
         elif event.event == "message":
-            if event.data:  # an empty event is a keep-alive, not a message
+            if not event.data:  # an empty event is a keep-alive, not a message
+                return True
+            if self._ready.is_set():
                 await self._in_send.send(event.data)
+                return True
+            # Before the endpoint event nothing reads the messages (the session starts
+            # once the endpoint is known): waiting for room would stall the stream until
+            # endpoint_timeout, and then blame a missing endpoint.
+            try:
+                self._in_send.send_nowait(event.data)
+            except anyio.WouldBlock:
+                self._failure = TransportError(
+                    f"the SSE stream at {self._t.url} sent more than {_INBOUND_BUFFER} "
+                    "messages before its endpoint event"
+                )
+                return False
         else:
             logger.debug("ignoring an SSE event of type %r", event.event[:40])
         return True
