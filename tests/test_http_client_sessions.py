@@ -19,12 +19,12 @@ import httpx
 import pytest
 
 from mcpkit.client import Client
-from mcpkit.exceptions import SessionExpiredError
+from mcpkit.exceptions import RequestTimeoutError, SessionExpiredError
 from mcpkit.server import LowLevelServer, RequestContext
 from mcpkit.transports import StreamableHTTPTransport
 from mcpkit.types import Tool
 
-from ._fake_mcp_http import SESSION_ID, FakeMCPServer, reply, rpc_result, sse, stream
+from ._fake_mcp_http import SESSION_ID, Exchange, FakeMCPServer, reply, rpc_result, sse, stream
 from ._httpserver import running_server
 from .test_http_client import (
     INITIALIZE,
@@ -210,3 +210,23 @@ async def test_a_session_ended_by_someone_else_is_renewed_for_the_next_calls() -
                     assert result.content[0].text == text  # type: ignore[union-attr]
                 (new,) = app.sessions
                 assert new != old
+
+
+# -- the handshake's notification within the client's timeout ---------------------------
+
+
+async def test_an_unanswered_initialized_notification_is_bounded_by_the_client_timeout(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    """The server takes notifications/initialized and never answers: connecting fails
+    after the client's timeout (it waited for the transport's own 30 s)."""
+    fake, url = peer
+
+    async def hold(ex: Exchange) -> None:
+        await ex.wait_disconnect()
+
+    fake.script("notifications/initialized", hold)
+    with anyio.fail_after(LIMIT):
+        with pytest.raises(RequestTimeoutError, match="notifications/initialized"):
+            async with Client(url, era="handshake", timeout=0.3):
+                pass  # pragma: no cover

@@ -5,13 +5,19 @@ with a new ``initialize`` (``basic/transports.mdx`` "Session Management")."""
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, TypeVar
 
 import anyio
 from msgspec import UNSET
 
 from ..aio import Endpoint, ProgressCallback
-from ..exceptions import ConnectionClosedError, RemoteProtocolError, SessionExpiredError
+from ..exceptions import (
+    ConnectionClosedError,
+    RemoteProtocolError,
+    RequestTimeoutError,
+    SessionExpiredError,
+)
 from ..types import (
     V2025_03_26,
     ClientCapabilities,
@@ -34,6 +40,7 @@ class Handshake:
 
     capabilities: ClientCapabilities
     client_info: Implementation
+    timeout: float | None
     _declared: ClientCapabilities
     _endpoint: Endpoint | None
     _init: InitializeResult | None
@@ -72,7 +79,15 @@ class Handshake:
         assert self._endpoint is not None
         # A 2025-03-26 server may send JSON-RPC batches; accept them then, never otherwise.
         self._endpoint.connection.allow_batches = result.protocol_version == V2025_03_26
-        await self.notify("notifications/initialized")
+        # Bounded by the client's timeout like the initialize request (a transport's own
+        # bound, e.g. 30 s for an HTTP POST, may be far longer than the caller asked for).
+        try:
+            with anyio.fail_after(math.inf if self.timeout is None else self.timeout):
+                await self.notify("notifications/initialized")
+        except TimeoutError:
+            raise RequestTimeoutError(
+                "notifications/initialized was not delivered in time"
+            ) from None
 
     async def _renew_session(self, generation: int) -> None:
         """Start a new session after the server ended ``generation``'s (HTTP 404;
