@@ -29,7 +29,14 @@ from ..types import (
     PromptReference,
     ReadResourceResult,
 )
-from ._compat import described_for, prompt_for, prompt_message_for, tool_for, tool_result_for
+from ._compat import (
+    described_for,
+    prompt_for,
+    prompt_message_for,
+    read_result_for,
+    tool_for,
+    tool_result_for,
+)
 
 if TYPE_CHECKING:
     from ..types import (
@@ -119,9 +126,10 @@ class AppHandlers:
         contents = await self.resource_registry.read(
             ctx, params.uri, not_found_code=_RESOURCE_NOT_FOUND
         )
-        if isinstance(contents, ReadResourceResult):
-            return contents  # the function's own result (its caching hints, _meta)
-        return ReadResourceResult(contents=contents)
+        if not isinstance(contents, ReadResourceResult):
+            contents = ReadResourceResult(contents=contents)
+        # (A function's own result keeps its caching hints and _meta.)
+        return read_result_for(ctx.protocol_version or "", contents)
 
     async def _subscribe(
         self, ctx: RequestContext, params: SubscribeRequestParams

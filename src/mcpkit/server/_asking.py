@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
 
 import anyio
 
-from ..exceptions import MCPDeprecationWarning
+from ..exceptions import CapabilityError, MCPDeprecationWarning
 from ..types import (
     ClientCapabilities,
     CreateMessageResult,
@@ -21,6 +21,7 @@ from ..types import (
     SamplingMessage,
     Tool,
     ToolChoice,
+    method_spec,
 )
 from ._asking_requests import Elicitation, InputBuilders
 from ._inputs import InputRequest, InputRound, check_modern, no_input
@@ -202,7 +203,17 @@ class Asking(InputBuilders):
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
         """Tell the client a URL-mode elicitation finished
-        (``notifications/elicitation/complete``)."""
+        (``notifications/elicitation/complete``, which only 2025-11-25 has).
+
+        Raises:
+            CapabilityError: the request's protocol version has no such notification.
+        """
+        version = self.protocol_version or ""
+        spec = method_spec("notifications/elicitation/complete")
+        if spec is not None and not spec.in_version(version):
+            raise CapabilityError(
+                f"notifications/elicitation/complete does not exist in protocol {version}"
+            )
         await self.session.notify(
             "notifications/elicitation/complete", {"elicitationId": elicitation_id}
         )

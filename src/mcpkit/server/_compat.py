@@ -25,9 +25,12 @@ from ..types import (
     ContentBlock,
     EmbeddedResource,
     ImageContent,
+    Implementation,
     Prompt,
     PromptMessage,
+    ReadResourceResult,
     Resource,
+    ResourceContents,
     ResourceLink,
     ResourceTemplate,
     ServerCapabilities,
@@ -40,7 +43,10 @@ __all__ = [
     "content_for",
     "prompt_for",
     "prompt_message_for",
+    "contents_for",
     "described_for",
+    "implementation_for",
+    "read_result_for",
     "tool_for",
     "tool_result_for",
 ]
@@ -60,6 +66,8 @@ def _block_for(version: str, block: ContentBlock) -> ContentBlock:
         return TextContent(text=f"[resource: {title} <{block.uri}>]")
     if version < V2025_06_18 and block.meta is not UNSET:
         block = _replace(block, meta=UNSET)
+    if isinstance(block, EmbeddedResource) and version < V2025_06_18:
+        block = _replace(block, resource=contents_for(version, block.resource))
     if isinstance(block, (TextContent, ImageContent, AudioContent, EmbeddedResource)) and (
         block.annotations is not UNSET
         and block.annotations.last_modified is not UNSET
@@ -123,7 +131,35 @@ def described_for(version: str, item: _Described) -> _Described:
     changes: dict[str, object] = {"icons": UNSET}
     if version < V2025_06_18:
         changes.update(title=UNSET, meta=UNSET)
+        annotations = item.annotations
+        if annotations is not UNSET and annotations.last_modified is not UNSET:
+            changes["annotations"] = _replace(annotations, last_modified=UNSET)
     return _replace(item, **changes)
+
+
+def contents_for(version: str, contents: ResourceContents) -> ResourceContents:
+    """Resource contents without ``_meta`` before 2025-06-18, which added it."""
+    if version >= V2025_06_18 or contents.meta is UNSET:
+        return contents
+    return _replace(contents, meta=UNSET)
+
+
+def read_result_for(version: str, result: ReadResourceResult) -> ReadResourceResult:
+    """A ``resources/read`` result as a client of ``version`` can read it."""
+    if version >= V2025_06_18:
+        return result
+    return _replace(result, contents=[contents_for(version, c) for c in result.contents])
+
+
+def implementation_for(version: str, info: Implementation) -> Implementation:
+    """``serverInfo`` without members newer than ``version`` (``title`` arrived in
+    2025-06-18; ``description``, ``icons`` and ``websiteUrl`` in 2025-11-25)."""
+    if version >= V2025_11_25:
+        return info
+    changes: dict[str, object] = {"description": UNSET, "icons": UNSET, "website_url": UNSET}
+    if version < V2025_06_18:
+        changes["title"] = UNSET
+    return _replace(info, **changes)
 
 
 def prompt_for(version: str, prompt: Prompt) -> Prompt:

@@ -9,6 +9,7 @@ from msgspec import UNSET
 from ..aio import InboundRequest
 from ..exceptions import LocalProtocolError
 from ..types import (
+    V2025_03_26,
     ClientCapabilities,
     Implementation,
     LoggingLevel,
@@ -98,6 +99,10 @@ class RequestContext(Asking):
         Raises:
             LocalProtocolError: ``progress`` did not increase or is not a finite number.
         """
+        if message is not None and self.modern is None:
+            version = self.session.protocol_version
+            if version is not None and version < V2025_03_26:
+                message = None  # 2025-03-26 added it (a 2024-11-05 client has no such member)
         return await self._inbound.report_progress(progress, total, message)
 
     async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> bool:

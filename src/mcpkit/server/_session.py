@@ -28,7 +28,7 @@ from ..types import (
     SetLevelRequestParams,
     negotiate_version,
 )
-from ._compat import capabilities_for
+from ._compat import capabilities_for, implementation_for
 from ._context import RequestContext
 from ._inputs import InputRound, input_required_in, url_elicitations_required
 from ._listen import ResourceUpdates
@@ -220,7 +220,7 @@ class ServerSession:
         return InitializeResult(
             protocol_version=version,
             capabilities=capabilities_for(version, self.server.capabilities()),
-            server_info=self.server.info,
+            server_info=implementation_for(version, self.server.info),
             instructions=UNSET if self.server.instructions is None else self.server.instructions,
         )
 
