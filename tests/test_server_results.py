@@ -11,6 +11,7 @@ Handling")."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from typing import Any
 
@@ -229,3 +230,58 @@ async def test_arguments_as_the_schema_describes_them(
     else:
         assert not result.is_error, text_of(result)
         assert text_of(result) == expected
+
+
+def build_paged() -> Server:
+    server = Server("paged", "1.0", page_size=2)
+
+    def tool() -> str:
+        """A tool."""
+        return "x"
+
+    def render() -> str:
+        """A prompt."""
+        return "p"
+
+    for n in range(5):
+        server.tool(name=f"tool{n}")(tool)
+    for n in range(3):
+        server.prompt(name=f"prompt{n}")(render)
+    return server
+
+
+def forged(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+async def test_pages_and_the_cursors_a_server_never_issued() -> None:
+    """pagination.mdx: an invalid cursor SHOULD be -32602; every cursor the server did not
+    hand out is one (offsets off the page boundaries skipped or repeated items)."""
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build_paged(), era="handshake") as client:
+            names = [tool.name async for tool in client.iter_tools()]
+            assert names == [f"tool{n}" for n in range(5)]
+            first = await client.list_tools()
+            assert isinstance(first.next_cursor, str)
+            second = await client.list_tools(first.next_cursor)
+            assert [t.name for t in second.tools] == ["tool2", "tool3"]
+            prompts = await client.list_prompts()
+            bad = [
+                forged("2"),  # the form of another version
+                forged("tools/list#1"),  # not a page boundary
+                forged("tools/list#6"),  # past the end
+                forged("tools/list#0"),  # the first page has no cursor
+                forged("tools/list#02"),  # not the form issued
+                forged("tools/list# 2"),
+                forged("prompts/list#2"),  # another list's
+                "not base64!",
+                first.next_cursor + "=",
+            ]
+            for cursor in bad:
+                with pytest.raises(RPCError) as refused:
+                    await client.list_tools(cursor)
+                assert refused.value.code == -32602, cursor
+            with pytest.raises(RPCError) as refused:
+                await client.list_prompts(first.next_cursor)
+            assert refused.value.code == -32602
+            assert prompts.next_cursor is not UNSET

@@ -74,7 +74,7 @@ class AppHandlers:
         _completion: CompletionHandler | None
 
         def page(
-            self, items: Sequence[P], cursor: str | UnsetType
+            self, items: Sequence[P], cursor: str | UnsetType, *, kind: str = ""
         ) -> tuple[list[P], str | None]: ...
 
     def _listing(
@@ -85,7 +85,7 @@ class AppHandlers:
         adapt: Callable[[str, T], T],
     ) -> tuple[list[T], str | UnsetType]:
         """One page of ``items`` as the session's revision sees them, and the next cursor."""
-        page, next_cursor = self.page(items, cursor)
+        page, next_cursor = self.page(items, cursor, kind=ctx.method)
         version = ctx.protocol_version or ""
         return [
             adapt(version, item) for item in page

@@ -294,36 +294,51 @@ class LowLevelServer(Running):
     # -- tools --------------------------------------------------------------------------
 
     def page(
-        self, items: Sequence[P], cursor: str | msgspec.UnsetType
+        self, items: Sequence[P], cursor: str | msgspec.UnsetType, *, kind: str = ""
     ) -> tuple[list[P], str | None]:
         """Cut one page out of ``items`` for an opaque cursor (``None``: the first page).
+        ``kind`` names the list (the request's method): a cursor of one list is refused
+        by another.
 
         Returns the page and the next cursor (``None`` on the last page).
 
         Raises:
             RPCError: -32602 for a cursor this server did not hand out
-                (``server/utilities/pagination.mdx``).
+                (``server/utilities/pagination.mdx``): of another list, not in the form
+                it issues, or for an offset it never gives (not a page boundary, or past
+                the end).
         """
         start = 0
         if isinstance(cursor, str):
-            try:
-                start = int(base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii"))
-            except (ValueError, UnicodeError):
-                raise RPCError.invalid_params("Invalid cursor") from None
-            if not 0 <= start <= len(items):
-                raise RPCError.invalid_params("Invalid cursor")
+            start = self._offset_of(cursor, kind, len(items))
         if self.page_size is None:
             return list(items[start:]), None
         end = start + self.page_size
         next_cursor = None
         if end < len(items):
-            next_cursor = base64.urlsafe_b64encode(str(end).encode("ascii")).decode("ascii")
+            next_cursor = _cursor(kind, end)
         return list(items[start:end]), next_cursor
+
+    def _offset_of(self, cursor: str, kind: str, count: int) -> int:
+        try:
+            text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        except (ValueError, UnicodeError):
+            raise RPCError.invalid_params("Invalid cursor") from None
+        listed, _, digits = text.rpartition("#")
+        offset = int(digits) if digits.isascii() and digits.isdigit() else -1
+        if (
+            listed != kind
+            or _cursor(kind, offset) != cursor  # only the form this server issues
+            or not 0 < offset <= count
+            or (self.page_size is not None and offset % self.page_size)
+        ):
+            raise RPCError.invalid_params("Invalid cursor")
+        return offset
 
     async def _list_tools(
         self, ctx: RequestContext, params: ListToolsRequestParams
     ) -> ListToolsResult:
-        page, next_cursor = self.page(self.tools, params.cursor)
+        page, next_cursor = self.page(self.tools, params.cursor, kind=ctx.method)
         return ListToolsResult(
             tools=page, next_cursor=UNSET if next_cursor is None else next_cursor
         )
@@ -359,3 +374,8 @@ class LowLevelServer(Running):
         if isinstance(outcome, str):
             return CallToolResult(content=[TextContent(text=outcome)])
         return CallToolResult(content=list(outcome))
+
+
+def _cursor(kind: str, offset: int) -> str:
+    """The cursor of the page starting at ``offset`` of the list ``kind``."""
+    return base64.urlsafe_b64encode(f"{kind}#{offset}".encode("ascii")).decode("ascii")
