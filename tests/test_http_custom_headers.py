@@ -375,3 +375,32 @@ async def test_mcpkit_client_drops_tools_with_invalid_annotations() -> None:
             async with Client(running.url + "/mcp", era="handshake") as old:
                 # The handshake era has no x-mcp-header: nothing is dropped there.
                 assert "bad" in [tool.name async for tool in old.iter_tools()]
+
+
+async def test_the_client_relists_and_retries_when_a_tool_gained_a_mirrored_header() -> None:
+    """The tool's definition changed after the client listed it: the first call is refused
+    (-32020, it did not run), the client lists the tools again and retries once
+    (streamable-http.mdx, "Client Behavior": it SHOULD)."""
+    server = Server("relist", "1.0")
+    properties: dict[str, Any] = {"region": {"type": "string"}}
+
+    def register(version: str) -> None:
+        @server.tool(name="query", input_schema={"type": "object", "properties": properties})
+        async def query(**arguments: Any) -> str:
+            return f"{version} {arguments['region']}"
+
+    register("v1")
+    with running_server(server.streamable_http_app()) as http:
+        async with Client(http.url + "/mcp", timeout=LIMIT) as client:
+            assert client.era == MODERN
+            first = await client.call_tool("query", {"region": "eu"})
+            assert first.content[0].text == "v1 eu"  # type: ignore[union-attr]
+
+            def upgrade() -> None:
+                server.remove_tool("query")
+                properties["region"] = {"type": "string", "x-mcp-header": "Region"}
+                register("v2")
+
+            http.call(upgrade)
+            second = await client.call_tool("query", {"region": "eu"})
+            assert second.content[0].text == "v2 eu"  # type: ignore[union-attr]

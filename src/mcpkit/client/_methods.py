@@ -10,7 +10,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..aio import ProgressCallback
-from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError
+from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError, RPCError
 from ..protocol import SchemaValidator, annotation_problem, compile_schema
 from ..types import (
     CallToolRequestParams,
@@ -21,6 +21,7 @@ from ..types import (
     CompletionContext,
     CompletionReference,
     EmptyResult,
+    ErrorCode,
     GetPromptRequestParams,
     GetPromptResult,
     ListPromptsResult,
@@ -226,14 +227,25 @@ class ClientMethods:
             # definition (x-mcp-header), so learn the definitions first.
             async for _ in self.iter_tools():
                 pass
-        result = await self.request(
-            "tools/call",
-            params,
-            CallToolResult,
-            on_progress=on_progress,
-            timeout=timeout,
-            max_timeout=max_timeout,
-        )
+        for attempt in range(2):
+            try:
+                result = await self.request(
+                    "tools/call",
+                    params,
+                    CallToolResult,
+                    on_progress=on_progress,
+                    timeout=timeout,
+                    max_timeout=max_timeout,
+                )
+                break
+            except RPCError as exc:
+                if known is None or attempt or exc.code != ErrorCode.HEADER_MISMATCH:
+                    raise
+                # The tool's definition changed (its x-mcp-header mirrors): "the client
+                # SHOULD call tools/list ... then retry the original request" (2026-07-28
+                # streamable-http.mdx, "Client Behavior"); the refused call did not run.
+                async for _ in self.iter_tools():
+                    pass
         self._check_output(name, result)
         return result
 
