@@ -192,10 +192,6 @@ def request_header_problem(
         headers: the request's headers, names in lower case.
         params_mirrored: for ``tools/call``, the called tool's :func:`param_headers`.
     """
-    if headers.get("mcp-protocol-version") is None:
-        # transports.mdx (2026-07-28): "Every POST request to the MCP endpoint MUST
-        # include an MCP-Protocol-Version header".
-        return "the MCP-Protocol-Version header is required"
     sent = headers.get("mcp-method")
     if sent is None:
         return "the Mcp-Method header is required"

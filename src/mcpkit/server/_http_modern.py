@@ -121,6 +121,10 @@ class ModernExchange(Exchange):
 
 def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Headers) -> str | None:
     """Why the MCP headers do not match the body (SEP-2243), or ``None``."""
+    if headers.get(b"mcp-protocol-version") is None:
+        # transports.mdx (2026-07-28): "Every POST request to the MCP endpoint MUST
+        # include an MCP-Protocol-Version header".
+        return "the MCP-Protocol-Version header is required"
     params: dict[str, Any] | None = None
     mirrored: tuple[ParamHeader, ...] = ()
     if event.method in NAMED_METHODS:
