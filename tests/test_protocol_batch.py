@@ -146,3 +146,21 @@ def test_errors_join_the_array() -> None:
     data = conn.send_result(2, {})
     assert data is not None
     assert {r["id"]: ("error" in r) for r in json.loads(data)} == {1: True, 2: False}
+
+
+@pytest.mark.parametrize("size", [4097, 5000, 100_000])
+def test_a_batch_over_the_message_limit_is_refused_whole(size: int) -> None:
+    """-32700, as for one message over the limit (a batch over it recursed until
+    RecursionError, which ended the connection)."""
+    conn = batching(Limits(max_message_bytes=4096))
+    padding = "x" * size
+    data = json.dumps([req(1, params={"pad": padding}), req(2)]).encode()
+    event = conn.receive_message(data)
+    assert isinstance(event, MessageRejected)
+    assert event.reply is not None
+    reply = json.loads(event.reply)
+    assert reply["id"] is None
+    assert reply["error"]["code"] == -32700
+    assert "exceeds the limit of 4096 bytes" in reply["error"]["message"]
+    # The connection goes on: the next batch is served.
+    assert isinstance(conn.receive_message(json.dumps([req(3)]).encode()), BatchReceived)

@@ -143,7 +143,13 @@ class Receiving:
 
     def _receive_batch(self, data: bytes) -> Event:
         if len(data) > self.limits.max_message_bytes:
-            return self.receive_message(data[: self.limits.max_message_bytes + 1])
+            # Refused whole, like a single message over the limit (not by receiving a
+            # cut copy, which is still a batch over the limit: that recursed for ever).
+            reason = (
+                f"Parse error: message of {len(data)} bytes exceeds the limit of "
+                f"{self.limits.max_message_bytes} bytes"
+            )
+            return MessageRejected(encode_error(None, ErrorCode.PARSE_ERROR, reason), reason)
         elements = split_batch(data, self.limits.max_batch)
         if isinstance(elements, bytes):
             return MessageRejected(elements, "invalid batch")
