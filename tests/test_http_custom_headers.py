@@ -377,11 +377,15 @@ async def test_mcpkit_client_drops_tools_with_invalid_annotations() -> None:
                 assert "bad" in [tool.name async for tool in old.iter_tools()]
 
 
-async def test_the_client_relists_and_retries_when_a_tool_gained_a_mirrored_header() -> None:
+@pytest.mark.parametrize("ttl_ms", [0, 60_000], ids=["uncached", "cached"])
+async def test_the_client_relists_and_retries_when_a_tool_gained_a_mirrored_header(
+    ttl_ms: int,
+) -> None:
     """The tool's definition changed after the client listed it: the first call is refused
-    (-32020, it did not run), the client lists the tools again and retries once
-    (streamable-http.mdx, "Client Behavior": it SHOULD)."""
-    server = Server("relist", "1.0")
+    (-32020, it did not run), the client lists the tools again, from the server even when
+    the list is cached, and retries once (streamable-http.mdx, "Client Behavior": it
+    SHOULD)."""
+    server = Server("relist", "1.0", cache_ttl_ms=ttl_ms)
     properties: dict[str, Any] = {"region": {"type": "string"}}
 
     def register(version: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, Final, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -46,6 +46,9 @@ from ..types import (
 
 __all__ = ["ClientMethods"]
 
+if TYPE_CHECKING:
+    from ._cache import ResultCache
+
 logger = logging.getLogger("mcpkit.client")
 
 T = TypeVar("T")
@@ -60,6 +63,7 @@ class ClientMethods:
     """The MCP methods, built on :meth:`request` (implemented by :class:`Client`)."""
 
     tolerant: bool = False
+    cache: ResultCache | None = None
     #: Output schemas of the tools seen in tools/list, compiled (None: not checkable).
     _output_checks: dict[str, SchemaValidator | None]
 
@@ -244,6 +248,9 @@ class ClientMethods:
                 # The tool's definition changed (its x-mcp-header mirrors): "the client
                 # SHOULD call tools/list ... then retry the original request" (2026-07-28
                 # streamable-http.mdx, "Client Behavior"); the refused call did not run.
+                # From the server, not from the cache: the cached list is the stale one.
+                if self.cache is not None:
+                    self.cache.invalidate("notifications/tools/list_changed")
                 async for _ in self.iter_tools():
                     pass
         self._check_output(name, result)
