@@ -4,11 +4,16 @@ silent acceptance that fails later)."""
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from mcpkit.exceptions import LocalProtocolError, TransportError
-from mcpkit.server import Server
+import pytest
+from msgspec import UNSET
+
+from mcpkit.exceptions import LocalProtocolError, RemoteProtocolError, TransportError
+from mcpkit.server import LowLevelServer, Server
+from mcpkit.testing import connect_memory
 from mcpkit.transports import WebSocketTransport
+from mcpkit.types import Tool
 
 pytestmark = pytest.mark.anyio
 
@@ -52,3 +57,41 @@ async def test_a_malformed_websocket_url_is_a_transport_error(url: str) -> None:
     with pytest.raises(TransportError, match="cannot open a WebSocket"):
         async with WebSocketTransport(url).connect():
             pass
+
+
+@pytest.mark.anyio
+async def test_an_unknown_logging_level_is_refused_in_every_era() -> None:
+    """Handshake era too: the request would break the schema (it was sent as it was)."""
+    server = LowLevelServer("levels", "1.0")
+    async with connect_memory(server, era="handshake") as client:
+        with pytest.raises(LocalProtocolError, match="unknown logging level"):
+            await client.set_logging_level("verbose")  # type: ignore[arg-type]
+        await client.set_logging_level("debug")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18"])
+async def test_an_output_schema_means_something_from_2025_06_18(version: str) -> None:
+    """An older revision has no outputSchema or structured content: a tool that carries
+    the member anyway is not held to it (a plain result was refused as missing
+    structured content)."""
+    server = LowLevelServer("old", "1.0")
+    tool = Tool(
+        name="t",
+        input_schema={"type": "object"},
+        output_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+    )
+
+    async def run(ctx: Any, arguments: dict[str, Any]) -> str:
+        return "plain"
+
+    server.add_tool(tool, run)
+    async with connect_memory(server, protocol_version=version) as client:
+        [listed] = (await client.list_tools()).tools
+        if version < "2025-06-18":
+            result = await client.call_tool("t")
+            assert result.content[0].text == "plain"  # type: ignore[union-attr]
+        else:
+            assert listed.output_schema is not UNSET
+            with pytest.raises(RemoteProtocolError, match="no structured content"):
+                await client.call_tool("t")

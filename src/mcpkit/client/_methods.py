@@ -13,6 +13,7 @@ from ..aio import ProgressCallback
 from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError, RPCError
 from ..protocol import SchemaValidator, annotation_problem, compile_schema
 from ..types import (
+    V2025_06_18,
     CallToolRequestParams,
     CallToolResult,
     CompleteRequestParams,
@@ -64,6 +65,11 @@ class ClientMethods:
 
     tolerant: bool = False
     cache: ResultCache | None = None
+
+    if TYPE_CHECKING:  # provided by Client (a stub here would shadow it in the MRO)
+
+        @property
+        def protocol_version(self) -> str: ...
     #: Output schemas of the tools seen in tools/list, compiled (None: not checkable).
     _output_checks: dict[str, SchemaValidator | None]
 
@@ -139,14 +145,14 @@ class ClientMethods:
 
         Raises:
             RPCError: the server does not support logging or refused the level.
-            LocalProtocolError: (2026-07-28) ``level`` is not a logging level: it would
-                travel with, and fail, every later request.
+            LocalProtocolError: ``level`` is not a logging level (on 2026-07-28 it would
+                travel with, and fail, every later request).
         """
+        if level not in _LOG_LEVELS:
+            raise LocalProtocolError(
+                f"unknown logging level {level!r}; one of: {', '.join(_LOG_LEVELS)}"
+            )
         if self._is_modern():
-            if level not in _LOG_LEVELS:
-                raise LocalProtocolError(
-                    f"unknown logging level {level!r}; one of: {', '.join(_LOG_LEVELS)}"
-                )
             self._use_log_level(level)
             return
         await self.request("logging/setLevel", SetLevelRequestParams(level=level), EmptyResult)
@@ -181,8 +187,11 @@ class ClientMethods:
         if self._is_modern():
             result = self._screen_tools(result)
         checks = self.__dict__.setdefault("_output_checks", {})
+        # outputSchema and structured content exist from 2025-06-18: an older revision's
+        # tool may carry the member, meaning nothing (a plain result is not refused).
+        structured = self.protocol_version >= V2025_06_18
         for tool in result.tools:
-            if isinstance(tool.output_schema, dict):
+            if structured and isinstance(tool.output_schema, dict):
                 try:
                     checks[tool.name] = compile_schema(tool.output_schema)
                 except LocalProtocolError as exc:
