@@ -134,21 +134,42 @@ class ClientHandlers:
             caps.roots = RootsCapability(list_changed=True)
         return caps
 
-    async def handle_request(self, request: InboundRequest) -> Any:
-        """Answer a request from the server.
+    async def handle_request(
+        self, request: InboundRequest, declared: ClientCapabilities | None = None
+    ) -> Any:
+        """Answer a request from the server; ``declared``: the capabilities this client
+        declared for the session (the sub-capabilities a request may use).
 
         Raises:
             RPCError: -32601 for a method this client does not serve (capability not
-                declared), -32602 for invalid params, or what a callback raised.
+                declared), -32602 for invalid params or a sub-capability not declared
+                (``sampling.tools``, ``elicitation.url``), or what a callback raised.
         """
         method = request.method
         if method == "ping":
             return EmptyResult()
         if method == "sampling/createMessage" and self.sampling is not None:
-            return await self.sampling(_decode(_SAMPLING, request.params, method))
+            sampling = _decode(_SAMPLING, request.params, method)
+            tools_declared = (
+                self.sampling_tools
+                if declared is None
+                else isinstance(declared.sampling, dict) and "tools" in declared.sampling
+            )
+            if (sampling.tools is not UNSET or sampling.tool_choice is not UNSET) and not (
+                tools_declared
+            ):
+                # CreateMessageRequestParams.tools: "The client MUST return an error if this
+                # field is provided but ClientCapabilities.sampling.tools is not declared."
+                raise RPCError.invalid_params("this client did not declare sampling.tools")
+            return await self.sampling(sampling)
         if method == "elicitation/create" and self.elicitation is not None:
             params = _decode(_ELICIT, request.params, method)
-            if params.mode == "url" and not self.elicitation_url:
+            url_declared = (
+                self.elicitation_url
+                if declared is None
+                else isinstance(declared.elicitation, dict) and "url" in declared.elicitation
+            )
+            if params.mode == "url" and not url_declared:
                 raise RPCError.invalid_params("this client does not support URL-mode elicitation")
             return await self.elicitation(params)
         if method == "roots/list" and self.roots is not None:

@@ -70,6 +70,7 @@ class ClientMethods:
 
         @property
         def protocol_version(self) -> str: ...
+
     #: Output schemas of the tools seen in tools/list, compiled (None: not checkable).
     _output_checks: dict[str, SchemaValidator | None]
 

@@ -162,7 +162,9 @@ class InputFulfiller:
             sampling = _convert(params, CreateMessageRequestParams, key)
             if declared.sampling is UNSET or handlers.sampling is None:
                 raise self._refuse(key, method, "sampling")
-            if sampling.tools is not UNSET and not handlers.sampling_tools:
+            if (
+                sampling.tools is not UNSET or sampling.tool_choice is not UNSET
+            ) and not handlers.sampling_tools:
                 raise self._refuse(key, method, "sampling.tools")
             self.deprecations.use("sampling", "Sampling (sampling/createMessage)")
             if sampling.include_context in _DEPRECATED_CONTEXT:

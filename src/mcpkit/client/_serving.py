@@ -3,6 +3,7 @@ roots) and notifications, within what the client declared and the era in use."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from ._modern import ModernServer
 
 __all__ = ["ServerFacing"]
+
+logger = logging.getLogger("mcpkit.client")
 
 _UPDATED: Final = msgspec.json.Decoder(ResourceUpdatedNotificationParams)
 
@@ -90,7 +93,7 @@ class ServerFacing:
                 f"Method not found: {method!r} (not declared by this client for protocol "
                 f"{version})",
             )
-        return await self.handlers.handle_request(request)
+        return await self.handlers.handle_request(request, self._declared)
 
     async def _on_notification(self, method: str, params: Raw | None) -> None:
         # A listen stream's notifications name it in _meta (subscriptions.mdx).
@@ -111,4 +114,12 @@ class ServerFacing:
                 except msgspec.ValidationError:
                     pass  # the handler reports it
             self.cache.invalidate(method, uri)
+        if method == "notifications/elicitation/complete" and (
+            not isinstance(self._declared.elicitation, dict)
+            or "url" not in self._declared.elicitation
+        ):
+            # Only a client that declared URL-mode elicitation hears of one completing
+            # (a revision without URL mode has no such notification either).
+            logger.debug("notifications/elicitation/complete ignored: no URL mode declared")
+            return
         await self.handlers.handle_notification(method, params)

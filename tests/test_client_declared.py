@@ -1,0 +1,139 @@
+"""The client serves the server only what it declared for the session, sub-capabilities
+included: a sampling request with ``tools`` or ``toolChoice`` needs ``sampling.tools``
+("The client MUST return an error if this field is provided but
+ClientCapabilities.sampling.tools is not declared", CreateMessageRequestParams), URL-mode
+elicitation needs ``elicitation.url`` (2025-06-18 has no URL mode, whatever the callback
+can do), and ``notifications/elicitation/complete`` reaches the callback only where URL
+mode was declared. A scripted handshake-era server asks, the callbacks record."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import anyio
+import pytest
+
+from mcpkit.aio import memory_channel_pair
+from mcpkit.client import Client
+from mcpkit.types import CreateMessageResult, ElicitResult, TextContent
+
+pytestmark = pytest.mark.anyio
+
+LIMIT: Final = 10.0
+SAMPLE: Final = {
+    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+    "maxTokens": 10,
+}
+
+
+async def ask(
+    version: str,
+    request: dict[str, Any],
+    notification: dict[str, Any] | None = None,
+    **options: Any,
+) -> tuple[dict[str, Any], list[str]]:
+    """Connect a client (``options``) to a scripted server of ``version`` that sends
+    ``notification`` and then ``request``; returns the client's answer and the callbacks
+    called."""
+    called: list[str] = []
+
+    async def sampling(params: Any) -> CreateMessageResult:
+        called.append("sampling")
+        return CreateMessageResult(role="assistant", content=TextContent(text="ok"), model="m")
+
+    async def elicitation(params: Any) -> ElicitResult:
+        called.append("elicitation")
+        return ElicitResult(action="cancel")
+
+    def completed(elicitation_id: str) -> None:
+        called.append(f"complete {elicitation_id}")
+
+    client_end, server_end = memory_channel_pair()
+    answer: dict[str, Any] = {}
+    answered = anyio.Event()
+
+    async def serve() -> None:
+        init = json.loads(await server_end.receive())
+        result = {
+            "protocolVersion": version,
+            "capabilities": {},
+            "serverInfo": {"name": "asker", "version": "1"},
+        }
+        await server_end.send(
+            json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode()
+        )
+        json.loads(await server_end.receive())  # notifications/initialized
+        if notification is not None:
+            await server_end.send(json.dumps({"jsonrpc": "2.0", **notification}).encode())
+        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": "s1", **request}).encode())
+        answer.update(json.loads(await server_end.receive()))
+        answered.set()
+
+    with anyio.fail_after(LIMIT):
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve)
+                async with Client(
+                    client_end,
+                    era="handshake",
+                    protocol_version=version,
+                    sampling=sampling,
+                    elicitation=elicitation,
+                    on_elicitation_complete=completed,
+                    **options,
+                ):
+                    await answered.wait()
+        finally:
+            await server_end.aclose()
+            await client_end.aclose()
+    return answer, called
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.parametrize(
+    ("extra", "sampling_tools", "refused"),
+    [
+        ({}, False, False),
+        ({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}, False, True),
+        ({"toolChoice": {"mode": "auto"}}, False, True),
+        ({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}, True, False),
+    ],
+)
+async def test_sampling_with_tools_needs_sampling_tools(
+    extra: dict[str, Any], sampling_tools: bool, refused: bool
+) -> None:
+    request = {"method": "sampling/createMessage", "params": {**SAMPLE, **extra}}
+    answer, called = await ask("2025-11-25", request, sampling_tools=sampling_tools)
+    if refused:
+        assert answer["error"]["code"] == -32602, answer
+        assert called == []
+    else:
+        assert answer["result"]["model"] == "m", answer
+        assert called == ["sampling"]
+
+
+@pytest.mark.parametrize(("version", "served"), [("2025-06-18", False), ("2025-11-25", True)])
+async def test_url_elicitation_needs_a_revision_that_has_it(version: str, served: bool) -> None:
+    """The callback can do URL mode (elicitation_url=True), but 2025-06-18 has none: the
+    client declared only form mode there, so it refuses both the request and the
+    completion notification."""
+    request = {
+        "method": "elicitation/create",
+        "params": {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e1"},
+    }
+    notification = {
+        "method": "notifications/elicitation/complete",
+        "params": {"elicitationId": "e0"},
+    }
+    answer, called = await ask(version, request, notification, elicitation_url=True)
+    if served:
+        assert answer["result"] == {"action": "cancel"}, answer
+        assert called == ["complete e0", "elicitation"]
+    else:
+        assert answer["error"]["code"] == -32602, answer
+        assert called == []
