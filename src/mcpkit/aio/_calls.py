@@ -47,6 +47,9 @@ class InboundRequest:
     route: ReplyRoute | None = None
     #: What the gate learned about the request, for the handler (e.g. its protocol era).
     state: Any = None
+    #: Its answer was decided: a context that outlives the handler (a background task)
+    #: sends no progress for it, even if the peer reuses its id for a new request.
+    answered: bool = False
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -57,6 +60,8 @@ class InboundRequest:
         Raises:
             LocalProtocolError: ``progress`` did not increase or is not finite.
         """
+        if self.answered:
+            return False
         data = self.endpoint.connection.send_progress(self.id, progress, total, message)
         if data is None:
             return False

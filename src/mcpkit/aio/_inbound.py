@@ -342,6 +342,7 @@ class Inbound:
             _CURRENT.reset(token)
 
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
+        request.answered = True
         try:
             # _finish, inlined: this is on every request's path.
             route = request.route
