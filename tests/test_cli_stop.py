@@ -11,13 +11,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import signal
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import anyio
 import httpx
@@ -25,6 +27,7 @@ import pytest
 
 from ._mcphttp import JSON_HEADERS, initialize
 from ._rawstdio import INIT_PARAMS, RawStdioServer
+from ._wire import MODERN, meta
 from .conftest import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.anyio
@@ -148,4 +151,58 @@ def test_sigterm_with_an_open_stream_stops_at_once_and_quietly(transport: str) -
             process.stderr.close()
     assert took < 3.0, took  # uvicorn's grace period is 5 s
     assert "ERROR" not in errors, errors
+    assert "Traceback" not in errors, errors
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["stateless", "2026-07-28"])
+def test_sigterm_with_a_sessionless_post_running_stops_at_once_and_quietly(
+    modern: bool,
+) -> None:
+    """Stateless and 2026-07-28 POSTs have a session of their own, for the POST: the
+    shutdown ends them too (they held it for uvicorn's whole grace period, then each
+    logged a traceback). The handler reports progress, so its answer is an SSE stream
+    whose headers show it is running."""
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
+    flags = [] if modern else ["--stateless"]
+    process = subprocess.Popen(
+        [*argv, "--transport", "http", *flags],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        url = process.stderr.readline().decode().rsplit(" on ", 1)[1].strip()
+        params: dict[str, Any] = {
+            "name": "sleep",
+            "arguments": {"seconds": 60},
+            "_meta": {"progressToken": "p"},
+        }
+        headers = dict(JSON_HEADERS)
+        if modern:
+            params["_meta"] = {**meta(), "progressToken": "p"}
+            headers.update(
+                {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "sleep"}
+            )
+        else:
+            headers["mcp-protocol-version"] = "2025-11-25"
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        with httpx.Client(timeout=LIMIT) as client:
+            with client.stream("POST", url, content=body, headers=headers) as response:
+                assert response.headers["content-type"].startswith("text/event-stream")
+                started = time.monotonic()
+                process.send_signal(signal.SIGTERM)
+                with contextlib.suppress(httpx.HTTPError):
+                    response.read()
+            process.wait(timeout=LIMIT)
+            took = time.monotonic() - started
+        errors = process.stderr.read().decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+    assert took < 3.0, took  # uvicorn's grace period is 5 s
     assert "Traceback" not in errors, errors

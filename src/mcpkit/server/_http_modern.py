@@ -214,6 +214,7 @@ async def post_modern(
     session.start(tg)
     exchange = ModernExchange(session, version)
     session.exchanges.add(exchange)
+    app.sessionless.add(session)
     try:
         exchange.expect(await session.endpoint.dispatch(event, exchange))
         if not await _until_woken_or_gone(exchange, receive):
@@ -234,6 +235,7 @@ async def post_modern(
         await pump(sink, send, receive, keepalive=app.keepalive, on_gone=lambda: None)
     finally:
         session.exchanges.discard(exchange)
+        app.sessionless.discard(session)
         app.drop(session)  # cancels what still runs: a closed stream is a cancellation
 
 

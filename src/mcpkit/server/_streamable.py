@@ -123,6 +123,9 @@ class StreamableHTTPApp(PostRoutes):
         #: The open sessions by id.
         self.sessions: dict[str, HttpSession] = {}
         self._passed: PassedHeaders = {}
+        #: The sessions of POSTs that stand alone (stateless, 2026-07-28) while they run:
+        #: ended by close_all with the others (a shutdown waited for their handlers).
+        self.sessionless: set[HttpSession] = set()
         self._ending: set[HttpSession] = set()  # closed, work still stopping
         self._tg: anyio.abc.TaskGroup | None = None
         #: The asyncio loop running the app (set with _tg; None under trio).
@@ -152,8 +155,10 @@ class StreamableHTTPApp(PostRoutes):
                 tg.cancel_scope.cancel()
 
     def close_all(self) -> None:
-        """End every session (their work stops in the background; see :meth:`wait_ended`)."""
-        for session in list(self.sessions.values()):
+        """End every session, and the one-POST sessions of stateless and 2026-07-28
+        requests still running (their work stops in the background; see
+        :meth:`wait_ended`)."""
+        for session in [*self.sessions.values(), *self.sessionless]:
             self.drop(session)
 
     async def wait_ended(self, timeout: float = 10.0) -> None:

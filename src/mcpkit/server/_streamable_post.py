@@ -41,6 +41,7 @@ class PostRoutes(SessionRoutes):
 
     if TYPE_CHECKING:
         _passed: PassedHeaders
+        sessionless: set[HttpSession]
         _tg: anyio.abc.TaskGroup | None
         _loop: asyncio.AbstractEventLoop | None
         max_body_bytes: int
@@ -200,12 +201,14 @@ class PostRoutes(SessionRoutes):
         if not (isinstance(event, RequestReceived) and event.method == "initialize"):
             session.server_session.assume_initialized(version)
         session.start(tg, self._loop)
+        self.sessionless.add(session)
         try:
             app = cast("StreamableHTTPApp", self)
             await handle_message(
                 app, session, body, receive, send, cors, event=event, version=header
             )
         finally:
+            self.sessionless.discard(session)
             if not session.close_idle():
                 self.drop(session)
 
