@@ -5,6 +5,7 @@ frame, ``header_timeout`` seconds after it opened)."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import Final
 
@@ -65,3 +66,39 @@ async def drain(stream: anyio.abc.ByteStream) -> None:
     """Read until the server closes the connection."""
     while True:
         await stream.receive()
+
+
+@pytest.fixture(scope="module")
+def slow_deadline() -> Iterator[RunningServer]:
+    app = WebSocketApp(build_server())
+    with running_server(app, header_timeout=60.0) as served:
+        yield served
+
+
+def websocket_protocols() -> int:
+    """uvicorn's WebSocket protocol objects alive (run on the server's thread)."""
+    gc.collect()
+    count = 0
+    for obj in gc.get_objects():
+        module = getattr(type(obj), "__module__", None)
+        if isinstance(module, str) and module.startswith("uvicorn.protocols.websockets"):
+            count += 1
+    return count
+
+
+async def test_a_closed_websocket_is_freed_before_the_header_deadline(
+    slow_deadline: RunningServer,
+) -> None:
+    """The header deadline's timer kept each upgraded connection's protocols, and their
+    compression state, alive until it fired (60 s here), however soon the client left:
+    a client reconnecting in a loop made the server hold rate x deadline of them."""
+    url = f"ws://127.0.0.1:{slow_deadline.port}/ws"
+    with anyio.fail_after(LIMIT):
+        for _ in range(5):
+            async with Client(WebSocketTransport(url), timeout=5) as client:
+                await client.ping()
+        for _ in range(100):  # a bounded poll: the server's thread frees them
+            if not slow_deadline.call(websocket_protocols):
+                break
+            await anyio.sleep(0.05)
+        assert slow_deadline.call(websocket_protocols) == 0

@@ -82,6 +82,9 @@ class _Coalescing:
 
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
         self.flush()  # an upgrade (WebSocket): the new protocol writes at once
+        upgraded = getattr(self._protocol, "on_upgrade", None)
+        if upgraded is not None:
+            upgraded()
         self._protocol = protocol
         self.upgraded = True
         self._transport.set_protocol(protocol)
@@ -160,11 +163,21 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
                 self._arm()  # ready for the next request on this connection
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def on_upgrade(self) -> None:
+            """The connection became a WebSocket: no request headers are awaited any
+            more, and the timer must not keep this protocol (and, through the transport,
+            the WebSocket's) alive until it fires: its connection_lost goes to the
+            WebSocket protocol, never here."""
+            self._disarm()
+
+        def _disarm(self) -> None:
             self._deadline_at = None
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            super().connection_lost(exc)
 
         def _arm(self) -> None:
             self._armed_cycle = self.cycle
