@@ -137,3 +137,48 @@ async def test_url_elicitation_needs_a_revision_that_has_it(version: str, served
     else:
         assert answer["error"]["code"] == -32602, answer
         assert called == []
+
+
+# -- notification callbacks run off the receive loop, in order ---------------------------
+
+
+async def test_a_notification_callback_may_call_the_client() -> None:
+    """on_list_changed refreshing the list (the natural use): the answer is read while
+    the callback waits for it (the connection locked up: with timeout=None for ever),
+    and the logs a tool sent reach on_log before its call returns, in order."""
+    from mcpkit.server import RequestContext, Server
+    from mcpkit.testing import connect_memory
+
+    server = Server("changing", "1.0")
+
+    @server.tool()
+    async def change(ctx: RequestContext) -> str:
+        """Logs, announces a change, logs again."""
+        await ctx.log("info", "one")
+        server.notify_list_changed("tools")
+        await ctx.log("info", "two")
+        return "changed"
+
+    seen: list[str] = []
+    holder: list[Client] = []
+    done = anyio.Event()
+
+    async def refreshed(kind: str) -> None:
+        tools = await holder[0].list_tools()
+        seen.append(f"{kind}: {len(tools.tools)}")
+        done.set()
+
+    def logged(record: Any) -> None:
+        seen.append(str(record.data))
+
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(
+            server, era="handshake", timeout=None, on_list_changed=refreshed, on_log=logged
+        ) as client:
+            holder.append(client)
+            await client.set_logging_level("info")
+            result = await client.call_tool("change", {})
+            assert [s for s in seen if s in ("one", "two")] == ["one", "two"]
+            assert result.content[0].text == "changed"  # type: ignore[union-attr]
+            await done.wait()  # the change is announced in the background
+            assert "tools: 1" in seen

@@ -50,6 +50,7 @@ from ._listen import ListenMethods, ListenStream
 from ._methods import ClientMethods, Timeout
 from ._modern import Era, ModernServer, discover
 from ._mrtr import Deprecations
+from ._notes import CallbackRunner
 from ._serving import ServerFacing
 from ._stateless import Stateless
 from ._urls import falls_back_to_sse, transports_for_url
@@ -268,6 +269,9 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             channel = await stack.enter_async_context(transport.connect())
         else:
             channel = transport
+        runner = CallbackRunner(self.handlers.handle_notification)
+        self._callbacks = await stack.enter_async_context(runner)
+        stack.callback(setattr, self, "_callbacks", None)
         self._endpoint = Endpoint(
             channel,
             on_request=self._on_request,
@@ -348,6 +352,10 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                     raise
                 await self._renew_session(generation)
                 raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
+        callbacks = self._callbacks
+        if callbacks is not None and callbacks.pending:
+            # The notifications that came before the answer reach their callbacks first.
+            await callbacks.caught_up()
         try:
             return msgspec.json.decode(raw, type=result_type)
         except msgspec.ValidationError as exc:

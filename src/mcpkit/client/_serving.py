@@ -23,6 +23,7 @@ from ._cache import ResultCache
 from ._callbacks import ClientHandlers, RootsProvider
 from ._listen import ACKNOWLEDGED, ListenStream, subscription_of
 from ._mrtr import Deprecations
+from ._notes import CallbackRunner
 
 if TYPE_CHECKING:
     from ._modern import ModernServer
@@ -44,6 +45,8 @@ class ServerFacing:
     _modern: ModernServer | None
     _requested_version: str
     _listens: dict[RequestId, ListenStream]
+    #: Runs the notification callbacks while connected (None: they run inline).
+    _callbacks: CallbackRunner | None = None
 
     if TYPE_CHECKING:  # provided by Client (a stub here would shadow it in the MRO)
 
@@ -122,4 +125,8 @@ class ServerFacing:
             # (a revision without URL mode has no such notification either).
             logger.debug("notifications/elicitation/complete ignored: no URL mode declared")
             return
-        await self.handlers.handle_notification(method, params)
+        runner = self._callbacks
+        if runner is None:
+            await self.handlers.handle_notification(method, params)
+        else:
+            runner.submit(method, params)  # run in order, off the receive loop

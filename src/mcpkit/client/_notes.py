@@ -1,0 +1,123 @@
+"""The client's notification callbacks, run in order in a task of their own.
+
+A callback awaited in the connection's receive loop could not make a request of its own
+(``on_list_changed`` refreshing the list is the natural one): the answer can only be read
+by the loop the callback is holding, so the connection locked up. Here the loop hands each
+notification to one worker task, in arrival order, and goes on reading. What callers
+expect is kept: a request's result is handed back only once the callbacks of the
+notifications received before it have run (a tool's log messages reach ``on_log`` before
+its ``call_tool`` returns), except in a callback itself, which would wait for itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Final
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from msgspec import Raw
+
+__all__ = ["CallbackRunner"]
+
+logger = logging.getLogger("mcpkit.client")
+
+#: Notifications waiting for their callbacks; more are dropped, with a warning.
+MAX_QUEUED: Final = 1024
+
+Handle = Callable[[str, Raw | None], Awaitable[None]]
+
+
+class CallbackRunner:
+    """Runs ``handle(method, params)`` for each submitted notification, in order, in its
+    own task (an async context manager: the task runs while it is entered)."""
+
+    __slots__ = ("_done", "_event", "_handle", "_queued", "_receive", "_send", "_tg", "_worker")
+
+    def __init__(self, handle: Handle, max_queued: int = MAX_QUEUED) -> None:
+        self._handle = handle
+        self._send: MemoryObjectSendStream[tuple[str, Raw | None]]
+        self._receive: MemoryObjectReceiveStream[tuple[str, Raw | None]]
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[str, Raw | None]](
+            max_queued
+        )
+        self._queued = 0  # submitted so far
+        self._done = 0  # of those, handled (or given up)
+        self._event: anyio.Event | None = None
+        self._worker: int | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> CallbackRunner:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._run)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        try:
+            return await self._tg.__aexit__(exc_type, exc, tb)
+        finally:
+            self._send.close()
+            self._receive.close()
+            self._finish_all()
+
+    def submit(self, method: str, params: Raw | None) -> None:
+        """Queue a notification for its callback (never waits)."""
+        try:
+            self._send.send_nowait((method, params))
+        except anyio.WouldBlock:
+            logger.warning(
+                "notification %r dropped: %d are waiting for the client's callbacks",
+                method,
+                self._queued - self._done,
+            )
+            return
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the client is closing
+        self._queued += 1
+
+    @property
+    def pending(self) -> bool:
+        """Whether some submitted notification's callback has not run yet."""
+        return self._done < self._queued
+
+    async def caught_up(self) -> None:
+        """Wait until the callbacks of everything submitted so far have run (at once in
+        a callback: it would be waiting for itself)."""
+        target = self._queued
+        if self._done >= target or anyio.get_current_task().id == self._worker:
+            return
+        while self._done < target:
+            if self._event is None:
+                self._event = anyio.Event()
+            await self._event.wait()
+
+    async def _run(self) -> None:
+        self._worker = anyio.get_current_task().id
+        async for method, params in self._receive:
+            try:
+                await self._handle(method, params)
+            except Exception:
+                logger.exception("the callback for %r failed", method)
+            finally:
+                self._done += 1
+                self._wake()
+
+    def _finish_all(self) -> None:
+        self._done = self._queued  # nobody waits for callbacks that will not run
+        self._wake()
+
+    def _wake(self) -> None:
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
