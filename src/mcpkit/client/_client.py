@@ -265,13 +265,14 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
     async def _open(
         self, stack: contextlib.AsyncExitStack, transport: ClientTransport | MessageChannel
     ) -> None:
+        # The callbacks run in a task of the connection's (ended with it), after the
+        # endpoint is entered; closed once it has ended.
+        self._callbacks = runner = CallbackRunner(self.handlers.handle_notification)
+        stack.callback(self._close_callbacks, runner)
         if isinstance(transport, ClientTransport):
             channel = await stack.enter_async_context(transport.connect())
         else:
             channel = transport
-        runner = CallbackRunner(self.handlers.handle_notification)
-        self._callbacks = await stack.enter_async_context(runner)
-        stack.callback(setattr, self, "_callbacks", None)
         self._endpoint = Endpoint(
             channel,
             on_request=self._on_request,
@@ -279,6 +280,12 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             connection=Connection(limits=self._limits, tolerant=self.tolerant),
         )
         await stack.enter_async_context(self._endpoint)
+        self._endpoint.start_soon(runner.run)
+
+    def _close_callbacks(self, runner: CallbackRunner) -> None:
+        runner.close()
+        if self._callbacks is runner:
+            self._callbacks = None
 
     async def _start(self) -> None:
         if self._era_choice != "handshake" and self.era != "handshake":

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 from typing import Final
 
 import anyio
-import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import Raw
 
@@ -32,10 +30,10 @@ Handle = Callable[[str, Raw | None], Awaitable[None]]
 
 
 class CallbackRunner:
-    """Runs ``handle(method, params)`` for each submitted notification, in order, in its
-    own task (an async context manager: the task runs while it is entered)."""
+    """Runs ``handle(method, params)`` for each submitted notification, in order, in the
+    task that runs :meth:`run` (the connection's: it ends with the connection)."""
 
-    __slots__ = ("_done", "_event", "_handle", "_queued", "_receive", "_send", "_tg", "_worker")
+    __slots__ = ("_done", "_event", "_handle", "_queued", "_receive", "_send", "_worker")
 
     def __init__(self, handle: Handle, max_queued: int = MAX_QUEUED) -> None:
         self._handle = handle
@@ -48,28 +46,13 @@ class CallbackRunner:
         self._done = 0  # of those, handled (or given up)
         self._event: anyio.Event | None = None
         self._worker: int | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
 
-    async def __aenter__(self) -> CallbackRunner:
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._run)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        assert self._tg is not None
-        self._tg.cancel_scope.cancel()
-        try:
-            return await self._tg.__aexit__(exc_type, exc, tb)
-        finally:
-            self._send.close()
-            self._receive.close()
-            self._finish_all()
+    def close(self) -> None:
+        """Stop taking notifications; nobody waits any more for callbacks not yet run."""
+        self._send.close()
+        self._receive.close()
+        self._done = self._queued
+        self._wake()
 
     def submit(self, method: str, params: Raw | None) -> None:
         """Queue a notification for its callback (never waits)."""
@@ -102,20 +85,20 @@ class CallbackRunner:
                 self._event = anyio.Event()
             await self._event.wait()
 
-    async def _run(self) -> None:
+    async def run(self) -> None:
+        """Run the callbacks, in order, until :meth:`close` (or cancelled)."""
         self._worker = anyio.get_current_task().id
-        async for method, params in self._receive:
-            try:
-                await self._handle(method, params)
-            except Exception:
-                logger.exception("the callback for %r failed", method)
-            finally:
-                self._done += 1
-                self._wake()
-
-    def _finish_all(self) -> None:
-        self._done = self._queued  # nobody waits for callbacks that will not run
-        self._wake()
+        try:
+            async for method, params in self._receive:
+                try:
+                    await self._handle(method, params)
+                except Exception:
+                    logger.exception("the callback for %r failed", method)
+                finally:
+                    self._done += 1
+                    self._wake()
+        except anyio.ClosedResourceError:
+            pass
 
     def _wake(self) -> None:
         event, self._event = self._event, None
