@@ -74,14 +74,16 @@ async def ask(
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(serve)
+                callbacks: dict[str, Any] = {
+                    "sampling": sampling,
+                    "elicitation": elicitation,
+                    "on_elicitation_complete": completed,
+                }
                 async with Client(
                     client_end,
                     era="handshake",
                     protocol_version=version,
-                    sampling=sampling,
-                    elicitation=elicitation,
-                    on_elicitation_complete=completed,
-                    **options,
+                    **{**callbacks, **options},
                 ):
                     await answered.wait()
         finally:
@@ -182,3 +184,51 @@ async def test_a_notification_callback_may_call_the_client() -> None:
             assert result.content[0].text == "changed"  # type: ignore[union-attr]
             await done.wait()  # the change is announced in the background
             assert "tools: 1" in seen
+
+
+async def returns(value: Any) -> Any:
+    return value
+
+
+@pytest.mark.parametrize(
+    ("request_", "options", "ok"),
+    [
+        # A dict with the result's members is a result (converted, then checked).
+        (
+            {"method": "sampling/createMessage", "params": SAMPLE},
+            {
+                "sampling": lambda p: returns(
+                    {"role": "assistant", "model": "m", "content": {"type": "text", "text": "x"}}
+                )
+            },
+            True,
+        ),
+        (
+            {"method": "sampling/createMessage", "params": SAMPLE},
+            {"sampling": lambda p: returns({"nope": 1})},
+            False,
+        ),
+        (
+            {
+                "method": "elicitation/create",
+                "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}},
+            },
+            {"elicitation": lambda p: returns({"action": "maybe"})},
+            False,
+        ),
+        ({"method": "roots/list"}, {"roots": lambda: "file:///a"}, False),
+        ({"method": "roots/list"}, {"roots": lambda: None}, False),
+    ],
+    ids=["sampling-dict", "sampling-bad-dict", "elicit-bad-action", "roots-str", "roots-none"],
+)
+async def test_what_a_callback_returns_is_checked(
+    request_: dict[str, Any], options: dict[str, Any], ok: bool
+) -> None:
+    """Sent as they were, these broke the schema the server reads: now -32603, and the
+    server is told which callback failed."""
+    answer, _ = await ask("2025-11-25", request_, **options)
+    if ok:
+        assert answer["result"]["model"] == "m", answer
+    else:
+        assert answer["error"]["code"] == -32603, answer
+        assert "callback returned an invalid result" in answer["error"]["message"]

@@ -5,6 +5,7 @@ here, so a server is never told about a feature the client cannot serve.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -73,6 +74,22 @@ _LIST_CHANGED: Final = {
     "notifications/resources/list_changed": "resources",
     "notifications/prompts/list_changed": "prompts",
 }
+
+
+def checked(value: Any, kind: Any, what: str) -> Any:
+    """A callback's return value as ``kind``, or -32603: what goes back to the server
+    must be a valid result (a dict with the wrong members, an action that does not
+    exist, a string for roots were sent as they were)."""
+    if type(value) is kind:
+        return value
+    try:
+        return msgspec.convert(value, kind, from_attributes=True)
+    except (msgspec.ValidationError, TypeError) as exc:
+        logger.error("the %s callback returned an invalid result: %s", what, exc)
+        raise RPCError(
+            ErrorCode.INTERNAL_ERROR,
+            f"Internal error: the client's {what} callback returned an invalid result",
+        ) from None
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -161,7 +178,7 @@ class ClientHandlers:
                 # CreateMessageRequestParams.tools: "The client MUST return an error if this
                 # field is provided but ClientCapabilities.sampling.tools is not declared."
                 raise RPCError.invalid_params("this client did not declare sampling.tools")
-            return await self.sampling(sampling)
+            return checked(await self.sampling(sampling), CreateMessageResult, "sampling")
         if method == "elicitation/create" and self.elicitation is not None:
             params = _decode(_ELICIT, request.params, method)
             url_declared = (
@@ -171,7 +188,7 @@ class ClientHandlers:
             )
             if params.mode == "url" and not url_declared:
                 raise RPCError.invalid_params("this client does not support URL-mode elicitation")
-            return await self.elicitation(params)
+            return checked(await self.elicitation(params), ElicitResult, "elicitation")
         if method == "roots/list" and self.roots is not None:
             return ListRootsResult(roots=list(await self.list_roots()))
         raise RPCError(
@@ -179,13 +196,22 @@ class ClientHandlers:
         )
 
     async def list_roots(self) -> Sequence[Root]:
-        """The current roots."""
+        """The current roots.
+
+        Raises:
+            RPCError: -32603 when the provider gave something that is not roots.
+        """
         roots = self.roots
         if roots is None:
             return []
-        if callable(roots):
-            return list(await _maybe_await(roots()))
-        return list(roots)
+        given = await _maybe_await(roots()) if callable(roots) else roots
+        if isinstance(given, (str, bytes)):  # one URI: not one root per character
+            given = [given]
+        elif not isinstance(given, list):
+            with contextlib.suppress(TypeError):  # not iterable: checked() says so
+                given = list(given)
+        roots_list: list[Root] = checked(given, list[Root], "roots")
+        return roots_list
 
     async def handle_notification(self, method: str, params: Raw | None) -> None:
         """Route a notification from the server to its callback."""

@@ -35,10 +35,12 @@ from ..types import (
     INPUT_REQUIRED_METHODS,
     ClientCapabilities,
     CreateMessageRequestParams,
+    CreateMessageResult,
     ElicitRequestParams,
+    ElicitResult,
     ListRootsResult,
 )
-from ._callbacks import ClientHandlers
+from ._callbacks import ClientHandlers, checked
 
 __all__ = ["Deprecations", "InputFulfiller", "ResultKind", "result_kind", "run_rounds"]
 
@@ -157,7 +159,7 @@ class InputFulfiller:
                 raise self._refuse(key, method, "elicitation")
             if request.mode == "url" and not handlers.elicitation_url:
                 raise self._refuse(key, method, "elicitation.url")
-            return await handlers.elicitation(request)
+            return checked(await handlers.elicitation(request), ElicitResult, "elicitation")
         if method == "sampling/createMessage":
             sampling = _convert(params, CreateMessageRequestParams, key)
             if declared.sampling is UNSET or handlers.sampling is None:
@@ -171,7 +173,7 @@ class InputFulfiller:
                 self.deprecations.use(
                     "includeContext", f"includeContext {sampling.include_context!r}"
                 )
-            return await handlers.sampling(sampling)
+            return checked(await handlers.sampling(sampling), CreateMessageResult, "sampling")
         if method == "roots/list":
             if declared.roots is UNSET or handlers.roots is None:
                 raise self._refuse(key, method, "roots")
