@@ -164,3 +164,21 @@ def test_a_batch_over_the_message_limit_is_refused_whole(size: int) -> None:
     assert "exceeds the limit of 4096 bytes" in reply["error"]["message"]
     # The connection goes on: the next batch is served.
     assert isinstance(conn.receive_message(json.dumps([req(3)]).encode()), BatchReceived)
+
+
+def test_an_answered_id_is_in_flight_until_its_batch_is_answered() -> None:
+    """Its answer waits for the batch's array: for the peer the id is unanswered, so a
+    request reusing it is refused (it was accepted: two responses with that id)."""
+    conn = batching()
+    assert isinstance(receive(conn, [req(1), req(2)]), BatchReceived)
+    assert conn.send_result(2, {}) is None  # held for the array
+    refused = conn.receive_message(json.dumps(req(2)).encode())
+    assert isinstance(refused, MessageRejected)
+    assert refused.reply is not None
+    assert json.loads(refused.reply)["id"] == 2
+    assert json.loads(refused.reply)["error"]["code"] == -32600
+    array = conn.send_result(1, {})
+    assert array is not None
+    assert sorted(m["id"] for m in json.loads(array)) == [1, 2]
+    # Answered on the wire now: the id may be used again.
+    assert isinstance(conn.receive_message(json.dumps(req(2)).encode()), RequestReceived)

@@ -27,11 +27,13 @@ _ELEMENTS: Final = msgspec.json.Decoder(list[Raw])
 class BatchReply:
     """Collects the responses of one batch until its last request is answered."""
 
-    __slots__ = ("pending", "replies")
+    __slots__ = ("held", "pending", "replies")
 
     def __init__(self) -> None:
         self.pending: set[RequestId] = set()
         self.replies: list[bytes] = []
+        #: The ids answered so far (their answers wait here for the others').
+        self.held: list[RequestId] = []
 
     def add(self, rid: RequestId | None, reply: bytes | None) -> bytes | None:
         """Record the answer to ``rid`` (or an immediate error when ``rid`` is None);

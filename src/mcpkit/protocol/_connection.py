@@ -36,6 +36,7 @@ from ..types import (
     ProgressToken,
     RequestId,
 )
+from ._batch import BatchReply
 from ._connection_receive import Receiving, _InFlight, _Pending
 from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._limits import DEFAULT_LIMITS, Limits
@@ -61,6 +62,9 @@ class Connection(Receiving):
         # A request in flight maps to its method name, or to an _InFlight record once it
         # has a progress token or was cancelled (most requests never need one).
         self._in_flight: dict[RequestId, _InFlight | str] = {}
+        #: Batched requests answered while their batch is not: for the peer, still in
+        #: flight (their answers go out with the batch's array), so their ids are too.
+        self._held: dict[RequestId, BatchReply] = {}
         self._finished_out: OrderedDict[RequestId, None] = OrderedDict()
         #: Accept JSON-RPC batches (set when 2025-03-26 is negotiated; see _batch.py).
         self.allow_batches = False
@@ -175,12 +179,23 @@ class Connection(Receiving):
         reply = None if entry.cancelled else encode_error(request_id, code, message, data)  # type: ignore[union-attr]
         return self._batched(entry, request_id, reply)  # type: ignore[arg-type]
 
-    @staticmethod
-    def _batched(entry: _InFlight, request_id: RequestId, reply: bytes | None) -> bytes | None:
-        """A batched request's answer joins its batch; the last one releases the array."""
-        if entry.batch is None:
+    def _batched(
+        self, entry: _InFlight, request_id: RequestId, reply: bytes | None
+    ) -> bytes | None:
+        """A batched request's answer joins its batch; the last one releases the array
+        (and, with it, the ids of the answers it held)."""
+        batch = entry.batch
+        if batch is None:
             return reply
-        return entry.batch.add(request_id, reply)
+        released = batch.add(request_id, reply)
+        if released is None:
+            if reply is not None:
+                self._held[request_id] = batch
+                batch.held.append(request_id)
+        else:
+            for rid in batch.held:
+                self._held.pop(rid, None)
+        return released
 
     def discard(self, request_id: RequestId) -> bytes | None:
         """Forget a peer request without answering it (after the peer cancelled it).
@@ -190,7 +205,7 @@ class Connection(Receiving):
         """
         entry = self._in_flight.pop(request_id, None)
         if isinstance(entry, _InFlight) and entry.batch is not None:
-            return entry.batch.add(request_id, None)
+            return self._batched(entry, request_id, None)
         return None
 
     def send_progress(

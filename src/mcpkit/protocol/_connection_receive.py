@@ -107,6 +107,7 @@ class Receiving:
         _pending: dict[RequestId, _Pending]
         _tokens: dict[ProgressToken, RequestId]
         _in_flight: dict[RequestId, _InFlight | str]
+        _held: dict[RequestId, BatchReply]
         _finished_out: OrderedDict[RequestId, None]
 
         def _entry(self, request_id: RequestId) -> _InFlight | None: ...
@@ -126,6 +127,7 @@ class Receiving:
             # method, no progress token. Everything else is decided by _on_request.
             if (
                 rid not in self._in_flight
+                and rid not in self._held
                 and not method.startswith("rpc.")
                 # (rpartition: on CPython cheaper than find(), which parses an argument
                 # tuple, or `in`, which first tries the needle as an integer; and its
@@ -255,7 +257,7 @@ class Receiving:
 
     def _on_request(self, message: RequestReceived, data: bytes) -> Event:
         rid = message.request_id
-        if rid in self._in_flight:
+        if rid in self._in_flight or rid in self._held:
             reason = f"Invalid Request: request id {rid!r} is already in flight"
             return MessageRejected(encode_error(rid, ErrorCode.INVALID_REQUEST, reason), reason)
         if message.method.startswith("rpc."):
