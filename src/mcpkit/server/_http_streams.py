@@ -71,6 +71,11 @@ class SseStream:
     async def emit_locked(self, message: bytes | None, *, retry_ms: int | None = None) -> bool:
         """Emit with :attr:`lock` held. Returns whether the event reached a live
         connection or the store (False: nowhere to go)."""
+        if not self.attached_once:
+            # No client ever opened this stream (the standalone stream before any GET):
+            # nothing is sent, so nothing is stored for a resumption that cannot be one
+            # (it took store space, and a crafted Last-Event-ID replayed it).
+            return False
         chunk = await self._append(message, retry_ms)
         sink = self.sink
         if sink is not None:
