@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -111,18 +112,7 @@ async def test_sigint_under_trio_exits_130_quietly() -> None:
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_sigterm_with_an_open_stream_stops_at_once_and_quietly(transport: str) -> None:
-    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
-    process = subprocess.Popen(
-        [*argv, "--transport", transport],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stderr is not None
-        announced = process.stderr.readline().decode()
-        url = announced.rsplit(" on ", 1)[1].strip()
+    with http_process("--transport", transport) as (process, url):
         with httpx.Client(timeout=10) as client:
             if transport == "http":
                 opened = client.post(url, content=initialize(), headers=JSON_HEADERS)
@@ -142,16 +132,34 @@ def test_sigterm_with_an_open_stream_stops_at_once_and_quietly(transport: str) -
                     pass
                 process.wait(timeout=LIMIT)
                 took = time.monotonic() - started
+        assert process.stderr is not None
         errors = process.stderr.read().decode()
+    assert took < 3.0, took  # uvicorn's grace period is 5 s
+    assert "ERROR" not in errors, errors
+    assert "Traceback" not in errors, errors
+
+
+@contextlib.contextmanager
+def http_process(*flags: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``mcpkit run examples/echo.py`` on a free port with ``flags``: the process and its
+    endpoint's URL (killed and reaped at the end, whatever happened)."""
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
+    process = subprocess.Popen(
+        [*argv, *flags],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        yield process, process.stderr.readline().decode().rsplit(" on ", 1)[1].strip()
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
-    assert took < 3.0, took  # uvicorn's grace period is 5 s
-    assert "ERROR" not in errors, errors
-    assert "Traceback" not in errors, errors
 
 
 @pytest.mark.parametrize("modern", [False, True], ids=["stateless", "2026-07-28"])
@@ -162,18 +170,8 @@ def test_sigterm_with_a_sessionless_post_running_stops_at_once_and_quietly(
     shutdown ends them too (they held it for uvicorn's whole grace period, then each
     logged a traceback). The handler reports progress, so its answer is an SSE stream
     whose headers show it is running."""
-    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
     flags = [] if modern else ["--stateless"]
-    process = subprocess.Popen(
-        [*argv, "--transport", "http", *flags],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stderr is not None
-        url = process.stderr.readline().decode().rsplit(" on ", 1)[1].strip()
+    with http_process("--transport", "http", *flags) as (process, url):
         params: dict[str, Any] = {
             "name": "sleep",
             "arguments": {"seconds": 60},
@@ -197,12 +195,7 @@ def test_sigterm_with_a_sessionless_post_running_stops_at_once_and_quietly(
                     response.read()
             process.wait(timeout=LIMIT)
             took = time.monotonic() - started
+        assert process.stderr is not None
         errors = process.stderr.read().decode()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
     assert took < 3.0, took  # uvicorn's grace period is 5 s
     assert "Traceback" not in errors, errors

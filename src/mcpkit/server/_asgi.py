@@ -154,6 +154,13 @@ async def respond_error(
     await respond(send, status, error_body(code, message, data), headers=headers)
 
 
+async def refuse_media_type(send: Send, cors: Iterable[tuple[bytes, bytes]]) -> None:
+    """415 for a POST body that is not ``application/json``."""
+    await respond_error(
+        send, 415, "Unsupported Media Type: POST bodies must be application/json", headers=cors
+    )
+
+
 def check_security(security: TransportSecurity, headers: Headers) -> tuple[int, str] | None:
     """Apply DNS-rebinding protection; returns ``(status, reason)`` to refuse with.
 

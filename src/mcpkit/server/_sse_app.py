@@ -43,6 +43,7 @@ from ._asgi import (
     pump,
     read_body,
     refuse_body,
+    refuse_media_type,
     respond,
     respond_error,
 )
@@ -302,12 +303,7 @@ class SSEApp:
         # Refused before anything is read: a cross-site "simple" request (text/plain) from a
         # browser must never reach a session (the CSRF class of CVE-2026-33252).
         if media_type(headers.get(b"content-type")) != "application/json":
-            await respond_error(
-                send,
-                415,
-                "Unsupported Media Type: POST bodies must be application/json",
-                headers=cors,
-            )
+            await refuse_media_type(send, cors)
             return
         found = self._lookup(scope)
         if isinstance(found, tuple):

@@ -14,7 +14,17 @@ import anyio.abc
 
 from ..protocol import RequestReceived, accepts
 from ..types import HANDSHAKE_VERSIONS, V2025_03_26
-from ._asgi import Headers, Receive, Send, is_json, read_body, refuse_body, respond, respond_error
+from ._asgi import (
+    Headers,
+    Receive,
+    Send,
+    is_json,
+    read_body,
+    refuse_body,
+    refuse_media_type,
+    respond,
+    respond_error,
+)
 from ._http_handlers import handle_message
 from ._http_modern import era_mismatch, looks_modern, post_modern
 from ._http_session import HttpSession
@@ -49,12 +59,7 @@ class PostRoutes(SessionRoutes):
 
     async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
         if not is_json(headers.get(b"content-type")):
-            await respond_error(
-                send,
-                415,
-                "Unsupported Media Type: POST bodies must be application/json",
-                headers=cors,
-            )
+            await refuse_media_type(send, cors)
             return
         accept = headers.get(b"accept")
         if accept is None or not (
