@@ -317,8 +317,8 @@ class Inbound:
             if on_suspend is None:
                 await coro
             else:
-                # run_eagerly(coro, on_suspend), inlined: an instant handler (the common
-                # case) completes in its first step.
+                # Its first step at once: an instant handler (the common case) completes
+                # in it; one that has to wait is handed on_suspend, then awaited here.
                 try:
                     pending = coro.send(None)
                 except StopIteration:

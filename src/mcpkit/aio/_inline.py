@@ -3,9 +3,9 @@
 A plain asyncio task per request costs a task, two loop callbacks and a wake-up of the
 waiting transport, which is a large share of an instant handler's whole answer over HTTP.
 A transport that waits for the answer anyway (Streamable HTTP) can run the handler in its
-own task instead: :func:`run_eagerly` runs the coroutine's first step at once, tells the
-caller when it first has to wait (so it can open a stream for what follows), then goes
-on awaiting it in the same task. The handler sees one task from start to end, as anyio's
+own task instead: the endpoint runs the coroutine's first step at once, tells the caller
+when it first has to wait (so it can open a stream for what follows), then goes on
+awaiting it in the same task with :func:`resume`. The handler sees one task from start to end, as anyio's
 cancel scopes and locks require.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Coroutine, Generator
 from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["InlineHandler", "resume", "run_eagerly"]
+__all__ = ["InlineHandler", "resume"]
 
 T = TypeVar("T")
 
@@ -78,21 +78,3 @@ def resume(
                 pending = coro.send(value)
             except StopIteration as stop:
                 return stop.value  # type: ignore[no-any-return]
-
-
-async def run_eagerly(
-    coro: Coroutine[Any, Any, T], on_suspend: Callable[[], None] | None = None
-) -> T:
-    """Await ``coro`` in the calling task; call ``on_suspend`` once, the first time it
-    has to wait (never if it completes without waiting)."""
-    try:
-        pending = coro.send(None)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-    if on_suspend is not None:
-        try:
-            on_suspend()
-        except BaseException:
-            coro.close()
-            raise
-    return await resume(coro, pending)
