@@ -5,8 +5,8 @@ waiting transport, which is a large share of an instant handler's whole answer o
 A transport that waits for the answer anyway (Streamable HTTP) can run the handler in its
 own task instead: the endpoint runs the coroutine's first step at once, tells the caller
 when it first has to wait (so it can open a stream for what follows), then goes on
-awaiting it in the same task with :func:`resume`. The handler sees one task from start to end, as anyio's
-cancel scopes and locks require.
+awaiting it in the same task with :func:`resume`. The handler sees one task from start
+to end, as anyio's cancel scopes and locks require.
 """
 
 from __future__ import annotations
