@@ -88,17 +88,17 @@ async def handle_message(
     json_response = app.json_response
     exchange = Exchange(session, sse=not json_response, protocol_version=version)
     session.exchanges.add(exchange)
-    suspend = None
+    writer = None
     if not json_response:
-        suspend = _OnSuspend(app, session, exchange, receive, send, cors, new_session)
+        writer = _Writer(app, session, exchange, receive, send, cors, new_session)
     try:
         # A single request's handler runs in this task: an instant one has answered when
         # dispatch returns, and a JSON body (which the client accepts as much as SSE)
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
-        count = await endpoint.dispatch(event, exchange, inline=True, on_suspend=suspend)
-        if suspend is not None and suspend.writer is not None:
-            await suspend.writer.finished()
+        count = await endpoint.dispatch(event, exchange, inline=True, on_suspend=writer)
+        if writer is not None and writer.started:
+            await writer.finished()
             return
         if count == 0:
             await respond(send, 202, headers=cors)
@@ -109,7 +109,7 @@ async def handle_message(
         if not done.is_set():
             # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
-        if app.json_response or (done.is_set() and not exchange.early and not exchange.closing):
+        if json_response or (done.is_set() and not exchange.early and not exchange.closing):
             if not done.is_set():
                 await done.wait()
             status, body = _json_answer(session, exchange.responses)
@@ -117,43 +117,9 @@ async def handle_message(
             return
         await _stream(app, session, exchange, receive, send, headers)
     finally:
-        if suspend is not None and suspend.writer is not None:
-            suspend.writer.cancel()
+        if writer is not None:
+            writer.cancel()
         session.exchanges.discard(exchange)
-
-
-class _OnSuspend:
-    """Called when a POST's handler first has to wait, in SSE mode: its answer becomes a
-    stream, opened now (priming event first) and written by a task of its own while the
-    POST's task goes on running the handler. (An object, not a closure: a closure would
-    turn every variable it shares into a cell in :func:`handle_message`.)"""
-
-    __slots__ = ("app", "cors", "exchange", "new_session", "receive", "send", "session", "writer")
-
-    def __init__(
-        self,
-        app: StreamableHTTPApp,
-        session: HttpSession,
-        exchange: Exchange,
-        receive: Receive,
-        send: Send,
-        cors: list[Any],
-        new_session: bool,
-    ) -> None:
-        self.app = app
-        self.session = session
-        self.exchange = exchange
-        self.receive = receive
-        self.send = send
-        self.cors = cors
-        self.new_session = new_session
-        self.writer: _Writer | None = None
-
-    def __call__(self) -> None:
-        self.exchange.expect(1)
-        app, session, exchange = self.app, self.session, self.exchange
-        headers = _headers(app, session, self.cors, self.new_session)
-        self.writer = _Writer(app, session, exchange, self.receive, self.send, headers)
 
 
 def _all_refused(batch: BatchReceived) -> bool:
@@ -197,10 +163,24 @@ async def _stream(
 
 
 class _Writer:
-    """The SSE answer of a POST whose handler runs in the POST's own task: written by a
-    task in the app's task group until the stream ends or the client goes."""
+    """The SSE answer of a POST whose handler runs in the POST's own task. Called (as
+    dispatch's ``on_suspend``) when the handler first has to wait: the answer becomes a
+    stream, opened then (priming event first) and written by a task in the app's task
+    group until the stream ends or the client goes, while the POST's task goes on running
+    the handler. (An object, not a closure: a closure would turn every variable it shares
+    into a cell in :func:`handle_message`.)"""
 
-    __slots__ = ("_done", "_scope")
+    __slots__ = (
+        "_done",
+        "_scope",
+        "app",
+        "cors",
+        "exchange",
+        "new_session",
+        "receive",
+        "send",
+        "session",
+    )
 
     def __init__(
         self,
@@ -209,29 +189,39 @@ class _Writer:
         exchange: Exchange,
         receive: Receive,
         send: Send,
-        headers: list[Any],
+        cors: list[Any],
+        new_session: bool,
     ) -> None:
-        self._done = Flag()
-        self._scope = anyio.CancelScope()
+        self.app = app
+        self.session = session
+        self.exchange = exchange
+        self.receive = receive
+        self.send = send
+        self.cors = cors
+        self.new_session = new_session
+        self._done: Flag | None = None  # made when the stream is
+        self._scope: anyio.CancelScope | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._done is not None
+
+    def __call__(self) -> None:
+        self.exchange.expect(1)
+        headers = _headers(self.app, self.session, self.cors, self.new_session)
+        self._done = done = Flag()
+        self._scope = scope = anyio.CancelScope()
         # Not in the handler's context: the writer's keep-alive timers would hold the
         # request's objects (route, context) until due, long after the stream ended.
         context = detached_context()
         context.run(current_request.set, None)
-        start = app._running().start_soon
-        context.run(start, self._run, app, session, exchange, receive, send, headers)
+        context.run(self.app._running().start_soon, self._run, headers, done, scope)
 
-    async def _run(
-        self,
-        app: StreamableHTTPApp,
-        session: HttpSession,
-        exchange: Exchange,
-        receive: Receive,
-        send: Send,
-        headers: list[Any],
-    ) -> None:
+    async def _run(self, headers: list[Any], done: Flag, scope: anyio.CancelScope) -> None:
+        app, session, exchange = self.app, self.session, self.exchange
         try:
-            with self._scope:
-                await _stream(app, session, exchange, receive, send, headers)
+            with scope:
+                await _stream(app, session, exchange, self.receive, self.send, headers)
                 if session.id is None and not exchange.done.is_set():
                     # Stateless: the client left and no one can resume the stream, so
                     # the handler's answer could never be delivered; end its session.
@@ -239,13 +229,15 @@ class _Writer:
         except Exception:  # never let one response take the app's task group down
             logger.exception("writing an SSE answer failed")
         finally:
-            self._done.set()
+            done.set()
 
     async def finished(self) -> None:
+        assert self._done is not None
         await self._done.wait()
 
     def cancel(self) -> None:
-        if not self._done.is_set():
+        if self._done is not None and not self._done.is_set():
+            assert self._scope is not None
             self._scope.cancel()
 
 
