@@ -37,7 +37,7 @@ from ._asgi import (
     respond_error,
 )
 from ._http_session import HttpSession, session_deadline
-from ._streamable_post import PassedHeaders, PostRoutes
+from ._streamable_post import PassedHeaders, PassedKey, PostRoutes
 from ._streamable_routes import ALLOW as _ALLOW
 
 if TYPE_CHECKING:
@@ -254,21 +254,21 @@ class StreamableHTTPApp(PostRoutes):
         if headers.size > self.max_header_bytes:
             await respond_error(send, 431, "Request Header Fields Too Large")
             return
+        key: PassedKey | None = None
         if scope["method"] == "POST" and not headers.duplicated:
             # A client sends the same headers with every POST: once a set of values has
             # passed every check that depends on them alone, later POSTs with exactly
             # those values go straight to their session (one dict lookup for a dozen
             # checks). See PostRoutes.remember_passed.
             get = headers.get
-            passed = self._passed.get(
-                (
-                    get(b"host"),
-                    get(b"origin"),
-                    get(b"content-type"),
-                    get(b"accept"),
-                    get(b"mcp-protocol-version"),
-                )
+            key = (
+                get(b"host"),
+                get(b"origin"),
+                get(b"content-type"),
+                get(b"accept"),
+                get(b"mcp-protocol-version"),
             )
+            passed = self._passed.get(key)
             if passed is not None and self._matches(scope):
                 await self._post_passed(receive, send, headers, passed[0], passed[1])
                 return
@@ -282,7 +282,7 @@ class StreamableHTTPApp(PostRoutes):
         cors = cors_headers(headers)
         method = scope["method"]
         if method == "POST":
-            await self._post(receive, send, headers, cors)
+            await self._post(receive, send, headers, cors, key)
         elif method == "GET":
             await self._get(receive, send, headers, cors)
         elif method == "DELETE":

@@ -34,16 +34,14 @@ from ._streamable_routes import SessionRoutes, version_mismatch
 if TYPE_CHECKING:
     from ._streamable import StreamableHTTPApp
 
-__all__ = ["PassedHeaders", "PostRoutes"]
+__all__ = ["PassedHeaders", "PassedKey", "PostRoutes"]
 
 _PASSED_LIMIT: Final = 64
 
 #: What :meth:`PostRoutes.remember_passed` keeps: header values -> (the CORS headers of
 #: the answer, the protocol version). The CORS list is shared, and never mutated.
-PassedHeaders = dict[
-    tuple[bytes | None, bytes | None, bytes | None, bytes | None, bytes | None],
-    tuple[list[Any], str],
-]
+PassedKey = tuple[bytes | None, bytes | None, bytes | None, bytes | None, bytes | None]
+PassedHeaders = dict[PassedKey, tuple[list[Any], str]]
 
 
 class PostRoutes(SessionRoutes):
@@ -57,7 +55,16 @@ class PostRoutes(SessionRoutes):
         max_body_bytes: int
         body_timeout: float
 
-    async def _post(self, receive: Receive, send: Send, headers: Headers, cors: list[Any]) -> None:
+    async def _post(
+        self,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        cors: list[Any],
+        key: PassedKey | None,
+    ) -> None:
+        """A POST whose header values were not remembered as passed: every check (``key``:
+        its values, to remember once they pass; ``None`` when they cannot be)."""
         if not is_json(headers.get(b"content-type")):
             await refuse_media_type(send, cors)
             return
@@ -75,13 +82,13 @@ class PostRoutes(SessionRoutes):
             return
         if self.server.modern_versions and await self._maybe_modern(receive, send, headers, cors):
             return
+        version = headers.text(b"mcp-protocol-version")
         if self.stateless:
             problem = self._version_problem(headers, None)
             if problem is not None:
                 await respond_error(send, 400, problem, headers=cors)
                 return
-            self.remember_passed(headers, cors)
-            version = headers.text(b"mcp-protocol-version")
+            self.remember_passed(key, cors, version)
             await self._post_in_session(receive, send, headers, cors, None, version)
             return
         session: HttpSession | None = None
@@ -96,8 +103,7 @@ class PostRoutes(SessionRoutes):
             await respond_error(send, 400, problem, headers=cors)
             return
         if session is not None:
-            self.remember_passed(headers, cors)
-        version = headers.text(b"mcp-protocol-version")
+            self.remember_passed(key, cors, version)
         await self._post_in_session(receive, send, headers, cors, session, version)
 
     async def _post_passed(
@@ -217,22 +223,16 @@ class PostRoutes(SessionRoutes):
             if not session.close_idle():
                 self.drop(session)
 
-    def remember_passed(self, headers: Headers, cors: list[Any]) -> None:
+    def remember_passed(self, key: PassedKey | None, cors: list[Any], version: str | None) -> None:
         """Remember that a POST's Host, Origin, Content-Type, Accept and handshake-era
-        MCP-Protocol-Version values passed every check that depends on them alone
-        (allowlists, media types, a supported version), so that a later POST with the
-        same values skips those checks (:meth:`StreamableHTTPApp._http`). Only values
-        that carry a version are remembered: without one, a POST may be of either era.
-        Bounded: a server sees a handful of distinct sets; past the bound the memo
-        starts over."""
-        version = headers.get(b"mcp-protocol-version")
-        if version is None or headers.duplicated:
-            return
-        text = version.decode("latin-1")
-        if text not in HANDSHAKE_VERSIONS:
+        MCP-Protocol-Version values (``key``, from :meth:`StreamableHTTPApp._http`)
+        passed every check that depends on them alone (allowlists, media types, a
+        supported version), so that a later POST with the same values skips those checks.
+        Only values that carry a version are remembered: without one, a POST may be of
+        either era. Bounded: a server sees a handful of distinct sets; past the bound the
+        memo starts over."""
+        if key is None or version is None or version not in HANDSHAKE_VERSIONS:
             return
         if len(self._passed) >= _PASSED_LIMIT:
             self._passed.clear()
-        get = headers.get
-        key = (get(b"host"), get(b"origin"), get(b"content-type"), get(b"accept"), version)
-        self._passed[key] = (cors, text)
+        self._passed[key] = (cors, version)
