@@ -240,6 +240,7 @@ async def post_modern(
 
 
 class _Probe(msgspec.Struct):
+    id: Any = None
     method: Any = None
     # (Raw | UnsetType: msgspec does not decode Raw in a union with None: every body with
     # params failed to decode, so looks_modern() was False for all of them.)
@@ -249,13 +250,16 @@ class _Probe(msgspec.Struct):
 _PROBE: Final = msgspec.json.Decoder(_Probe)
 
 
-class _IdProbe(msgspec.Struct):
-    id: Any = None
-    method: Any = None
-    params: msgspec.Raw | UnsetType = UNSET
-
-
-_ID_PROBE: Final = msgspec.json.Decoder(_IdProbe)
+def _modern_probe(body: bytes) -> _Probe | None:
+    """The id, method and params of a body that is a 2026-07-28 request, else ``None``."""
+    try:
+        probe = _PROBE.decode(body)
+    except msgspec.DecodeError:
+        return None
+    params = None if probe.params is UNSET else probe.params
+    if isinstance(probe.method, str) and is_modern(probe.method, params):
+        return probe
+    return None
 
 
 def era_mismatch(body: bytes, header: str) -> bytes | None:
@@ -263,14 +267,8 @@ def era_mismatch(body: bytes, header: str) -> bytes | None:
     ``MCP-Protocol-Version`` header (the header "MUST match" the body's
     ``_meta`` version), or ``None`` when the body is not one. The common case, a body
     without the 2026 ``_meta`` key, costs one search of the bytes."""
-    if _VERSION_KEY not in body:
-        return None
-    try:
-        probe = _ID_PROBE.decode(body)
-    except msgspec.DecodeError:
-        return None
-    params = None if probe.params is UNSET else probe.params
-    if not (isinstance(probe.method, str) and is_modern(probe.method, params)):
+    probe = _modern_probe(body) if _VERSION_KEY in body else None
+    if probe is None:
         return None
     rid = probe.id if type(probe.id) in (int, str) else None
     reason = (
@@ -285,9 +283,4 @@ _VERSION_KEY: Final = META_PROTOCOL_VERSION.encode()
 
 def looks_modern(body: bytes) -> bool:
     """Whether a POST without version header or session is a 2026-07-28 request."""
-    try:
-        probe = _PROBE.decode(body)
-    except msgspec.DecodeError:
-        return False
-    params = None if probe.params is UNSET else probe.params
-    return isinstance(probe.method, str) and is_modern(probe.method, params)
+    return _modern_probe(body) is not None
