@@ -97,6 +97,11 @@ class FunctionSchema:
     _binder: _Binder = field(repr=False, compare=False)
     _structurer: Structurer | None = field(repr=False, compare=False)
 
+    @functools.cached_property
+    def parameter_names(self) -> frozenset[str]:
+        """The names the function takes as arguments (its context parameter aside)."""
+        return frozenset(p.name for p in self.parameters)
+
     def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``arguments`` and convert them to the parameters' types.
 

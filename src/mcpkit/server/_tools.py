@@ -22,7 +22,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError, ToolError
-from ..protocol import ParamHeader, compile_schema, param_headers
+from ..protocol import ParamHeader, SchemaValidator, compile_schema, param_headers
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -67,7 +67,7 @@ class FunctionTool:
     param_headers: tuple[ParamHeader, ...] = ()
     #: The declared output schema, compiled (``None`` without one): checks structured
     #: content the function built itself (a hand-given schema, a ``CallToolResult``).
-    output_validator: Any = None
+    output_validator: SchemaValidator | None = None
 
     @property
     def name(self) -> str:
@@ -196,7 +196,7 @@ class ToolRegistry:
                     # A typed function still gets its parameters converted (a dataclass,
                     # a datetime); members the hand-given schema allows but the function
                     # does not take are left out, not passed as unexpected keywords.
-                    known = {p.name for p in schema.parameters}
+                    known = schema.parameter_names
                     kwargs = schema.bind({k: v for k, v in arguments.items() if k in known})
             else:
                 assert schema is not None
@@ -287,7 +287,7 @@ class ToolRegistry:
 _NO_STRUCTURED: Final = "the tool declares an outputSchema but returned no structured content"
 
 
-def _conform(validator: Any, structured: Any) -> None:
+def _conform(validator: SchemaValidator, structured: Any) -> None:
     errors = validator.errors(structured)
     if errors:
         raise ResultError(("/" + "/".join(map(str, e.path)), e.message) for e in errors)
