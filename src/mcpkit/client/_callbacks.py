@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
-from msgspec import UNSET, Raw
+from msgspec import UNSET, Raw, UnsetType
 
 from ..aio import InboundRequest
 from ..exceptions import RPCError
@@ -74,6 +74,11 @@ _LIST_CHANGED: Final = {
     "notifications/resources/list_changed": "resources",
     "notifications/prompts/list_changed": "prompts",
 }
+
+
+def declares(capability: dict[str, Any] | UnsetType, sub: str) -> bool:
+    """Whether a declared capability (``sampling``, ``elicitation``) includes ``sub``."""
+    return isinstance(capability, dict) and sub in capability
 
 
 def checked(value: Any, kind: Any, what: str) -> Any:
@@ -151,9 +156,7 @@ class ClientHandlers:
             caps.roots = RootsCapability(list_changed=True)
         return caps
 
-    async def handle_request(
-        self, request: InboundRequest, declared: ClientCapabilities | None = None
-    ) -> Any:
+    async def handle_request(self, request: InboundRequest, declared: ClientCapabilities) -> Any:
         """Answer a request from the server; ``declared``: the capabilities this client
         declared for the session (the sub-capabilities a request may use).
 
@@ -167,13 +170,8 @@ class ClientHandlers:
             return EmptyResult()
         if method == "sampling/createMessage" and self.sampling is not None:
             sampling = _decode(_SAMPLING, request.params, method)
-            tools_declared = (
-                self.sampling_tools
-                if declared is None
-                else isinstance(declared.sampling, dict) and "tools" in declared.sampling
-            )
-            if (sampling.tools is not UNSET or sampling.tool_choice is not UNSET) and not (
-                tools_declared
+            if (sampling.tools is not UNSET or sampling.tool_choice is not UNSET) and not declares(
+                declared.sampling, "tools"
             ):
                 # CreateMessageRequestParams.tools: "The client MUST return an error if this
                 # field is provided but ClientCapabilities.sampling.tools is not declared."
@@ -181,12 +179,7 @@ class ClientHandlers:
             return checked(await self.sampling(sampling), CreateMessageResult, "sampling")
         if method == "elicitation/create" and self.elicitation is not None:
             params = _decode(_ELICIT, request.params, method)
-            url_declared = (
-                self.elicitation_url
-                if declared is None
-                else isinstance(declared.elicitation, dict) and "url" in declared.elicitation
-            )
-            if params.mode == "url" and not url_declared:
+            if params.mode == "url" and not declares(declared.elicitation, "url"):
                 raise RPCError.invalid_params("this client does not support URL-mode elicitation")
             return checked(await self.elicitation(params), ElicitResult, "elicitation")
         if method == "roots/list" and self.roots is not None:

@@ -20,7 +20,7 @@ from ..types import (
     method_spec,
 )
 from ._cache import ResultCache
-from ._callbacks import ClientHandlers, RootsProvider
+from ._callbacks import ClientHandlers, RootsProvider, declares
 from ._listen import ACKNOWLEDGED, ListenStream, subscription_of
 from ._mrtr import Deprecations
 from ._notes import CallbackRunner
@@ -117,9 +117,8 @@ class ServerFacing:
                 except msgspec.ValidationError:
                     pass  # the handler reports it
             self.cache.invalidate(method, uri)
-        if method == "notifications/elicitation/complete" and (
-            not isinstance(self._declared.elicitation, dict)
-            or "url" not in self._declared.elicitation
+        if method == "notifications/elicitation/complete" and not declares(
+            self._declared.elicitation, "url"
         ):
             # Only a client that declared URL-mode elicitation hears of one completing
             # (a revision without URL mode has no such notification either).
