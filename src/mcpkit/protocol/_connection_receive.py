@@ -116,7 +116,13 @@ class Receiving:
 
     def receive_message(self, data: bytes) -> Event:
         """Process one framed message and return what happened."""
-        if self.allow_batches and data.lstrip()[:1] == b"[":
+        # A batch over the size limit is refused whole by decode_message, like any
+        # message over it (receiving a cut copy, still a batch over it, recursed for ever).
+        if (
+            self.allow_batches
+            and len(data) <= self.limits.max_message_bytes
+            and data.lstrip()[:1] == b"["
+        ):
             return self._receive_batch(data)
         message = decode_message(data, self.limits, tolerant=self.tolerant)
         kind = type(message)
@@ -144,14 +150,6 @@ class Receiving:
         return self._on_failure(message, data)  # type: ignore[arg-type]
 
     def _receive_batch(self, data: bytes) -> Event:
-        if len(data) > self.limits.max_message_bytes:
-            # Refused whole, like a single message over the limit (not by receiving a
-            # cut copy, which is still a batch over the limit: that recursed for ever).
-            reason = (
-                f"Parse error: message of {len(data)} bytes exceeds the limit of "
-                f"{self.limits.max_message_bytes} bytes"
-            )
-            return MessageRejected(encode_error(None, ErrorCode.PARSE_ERROR, reason), reason)
         elements = split_batch(data, self.limits.max_batch)
         if isinstance(elements, bytes):
             return MessageRejected(elements, "invalid batch")
