@@ -17,6 +17,9 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
+from ..protocol import encode_error
+from ..types import ErrorCode
+
 __all__ = ["HttpServer", "serve_http"]
 
 logger = logging.getLogger("mcpkit.transports.http")
@@ -94,9 +97,6 @@ class _Coalescing:
 
 
 def _too_large_answer() -> bytes:
-    from ..protocol import encode_error
-    from ..types import ErrorCode
-
     reason = "Request Header Fields Too Large: the request's headers passed the limit"
     body = encode_error(None, ErrorCode.INVALID_REQUEST, reason)
     return (
@@ -144,7 +144,7 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
             self._header_bytes += len(data)
             if self._header_bytes > max_header_bytes and not self.transport.is_closing():
                 logger.info("closing a connection whose request headers passed the limit")
-                self._deadline_at = None
+                self._disarm()
                 self.transport.write(_TOO_LARGE)
                 self.transport.close()
 
