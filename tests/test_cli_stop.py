@@ -18,7 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -112,31 +112,50 @@ async def test_sigint_under_trio_exits_130_quietly() -> None:
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_sigterm_with_an_open_stream_stops_at_once_and_quietly(transport: str) -> None:
-    with http_process("--transport", transport) as (process, url):
-        with httpx.Client(timeout=10) as client:
-            if transport == "http":
-                opened = client.post(url, content=initialize(), headers=JSON_HEADERS)
-                headers = {
-                    "accept": "text/event-stream",
-                    "mcp-session-id": opened.headers["mcp-session-id"],
-                    "mcp-protocol-version": "2025-11-25",
-                }
-            else:
-                headers = {"accept": "text/event-stream"}
-            with client.stream("GET", url, headers=headers) as stream:
-                chunks = stream.iter_raw()
-                assert next(chunks)  # the stream is open (its priming or endpoint event)
-                started = time.monotonic()
-                process.send_signal(signal.SIGTERM)
-                for _ in chunks:  # until the server ends the stream
-                    pass
-                process.wait(timeout=LIMIT)
-                took = time.monotonic() - started
-        assert process.stderr is not None
-        errors = process.stderr.read().decode()
+    with (
+        http_process("--transport", transport) as (process, url),
+        httpx.Client(timeout=10) as client,
+    ):
+        if transport == "http":
+            opened = client.post(url, content=initialize(), headers=JSON_HEADERS)
+            headers = {
+                "accept": "text/event-stream",
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
+        else:
+            headers = {"accept": "text/event-stream"}
+        with client.stream("GET", url, headers=headers) as stream:
+            chunks = stream.iter_raw()
+            assert next(chunks)  # the stream is open (its priming or endpoint event)
+            took, errors = terminate(process, lambda: read_to_end(chunks))
     assert took < 3.0, took  # uvicorn's grace period is 5 s
     assert "ERROR" not in errors, errors
     assert "Traceback" not in errors, errors
+
+
+def terminate(process: subprocess.Popen[bytes], drain: Callable[[], object]) -> tuple[float, str]:
+    """SIGTERM, then ``drain()`` the open answer until the server ends it: the seconds
+    until the process exited, and what it wrote on stderr."""
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    drain()
+    process.wait(timeout=LIMIT)
+    took = time.monotonic() - started
+    assert process.stderr is not None
+    return took, process.stderr.read().decode()
+
+
+def read_to_end(chunks: Iterator[bytes]) -> None:
+    """Read a stream until the server ends it."""
+    for _ in chunks:
+        pass
+
+
+def read_quietly(response: httpx.Response) -> None:
+    """Read to the end; a connection the server cut is an end too."""
+    with contextlib.suppress(httpx.HTTPError):
+        response.read()
 
 
 @contextlib.contextmanager
@@ -186,16 +205,11 @@ def test_sigterm_with_a_sessionless_post_running_stops_at_once_and_quietly(
         else:
             headers["mcp-protocol-version"] = "2025-11-25"
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-        with httpx.Client(timeout=LIMIT) as client:
-            with client.stream("POST", url, content=body, headers=headers) as response:
-                assert response.headers["content-type"].startswith("text/event-stream")
-                started = time.monotonic()
-                process.send_signal(signal.SIGTERM)
-                with contextlib.suppress(httpx.HTTPError):
-                    response.read()
-            process.wait(timeout=LIMIT)
-            took = time.monotonic() - started
-        assert process.stderr is not None
-        errors = process.stderr.read().decode()
+        with (
+            httpx.Client(timeout=LIMIT) as client,
+            client.stream("POST", url, content=body, headers=headers) as response,
+        ):
+            assert response.headers["content-type"].startswith("text/event-stream")
+            took, errors = terminate(process, lambda: read_quietly(response))
     assert took < 3.0, took  # uvicorn's grace period is 5 s
     assert "Traceback" not in errors, errors

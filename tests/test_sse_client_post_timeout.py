@@ -94,4 +94,4 @@ async def test_messages_before_the_endpoint_event(count: int) -> None:
             else:
                 with pytest.raises(TransportError, match="messages before its endpoint event"):
                     async with transport.connect():
-                        pass  # pragma: no cover
+                        pytest.fail("connected although the stream broke the protocol")
