@@ -11,7 +11,8 @@ import anyio.lowlevel
 from ..aio import Flag, detached_context
 from ..protocol import BatchReceived, Event, HandshakeState, MessageRejected, encode_event
 from ..types import ErrorCode
-from ._asgi import Headers, Receive, Send, Sink, error_body, pump, respond, respond_error
+from ._asgi import Headers, Receive, Send, error_body, respond, respond_error
+from ._asgi_sse import Sink, pump
 from ._http_streams import SESSION_GONE, Exchange
 from ._logbridge import current_request
 

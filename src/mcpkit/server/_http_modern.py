@@ -29,7 +29,8 @@ from ..protocol import (
     request_header_problem,
 )
 from ..types import META_PROTOCOL_VERSION, ErrorCode
-from ._asgi import Headers, Receive, Send, Sink, pump, respond, respond_error
+from ._asgi import Headers, Receive, Send, respond, respond_error
+from ._asgi_sse import Sink, pump
 from ._http_session import HttpSession
 from ._http_streams import Exchange
 from ._modern import is_modern

@@ -19,7 +19,7 @@ import anyio
 from ..aio import Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import encode_event, encode_retry
-from ._asgi import Sink
+from ._asgi_sse import Sink
 
 if TYPE_CHECKING:
     from ._http_session import HttpSession

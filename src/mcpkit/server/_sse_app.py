@@ -37,16 +37,15 @@ from ._asgi import (
     Receive,
     Scope,
     Send,
-    Sink,
     check_security,
     cors_headers,
-    pump,
     read_body,
     refuse_body,
     refuse_media_type,
     respond,
     respond_error,
 )
+from ._asgi_sse import Sink, pump
 from ._session import ServerSession
 from ._sse_session import LegacySession
 

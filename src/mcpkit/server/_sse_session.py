@@ -10,7 +10,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol import encode_event
-from ._asgi import Sink
+from ._asgi_sse import Sink
 from ._session import ServerSession
 
 if TYPE_CHECKING:
