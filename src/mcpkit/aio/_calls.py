@@ -3,6 +3,7 @@ handler signatures, and the waiter of an outbound request."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import math
@@ -25,8 +26,10 @@ __all__ = [
     "InboundRequest",
     "NotificationHandler",
     "ProgressCallback",
+    "Refused",
     "RequestGate",
     "RequestHandler",
+    "cancelled_by_someone",
 ]
 
 logger = logging.getLogger("mcpkit.aio")
@@ -107,3 +110,20 @@ async def _call_progress(
             await outcome
     except Exception:
         logger.exception("progress callback failed")
+
+
+def cancelled_by_someone() -> bool:
+    """Whether the current task was asked to cancel (``Task.cancelling()``, Python 3.11+;
+    on 3.10, which cannot tell, every cancellation counts as asked for)."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is None or cancelling() > 0
+
+
+class Refused:
+    """The answer to a request that gets no handler (for :meth:`~mcpkit.aio.Endpoint.dispatch` to
+    deliver; ``None`` while the batch it belongs to is incomplete)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes | None) -> None:
+        self.data = data

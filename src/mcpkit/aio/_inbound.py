@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-from msgspec import Raw
+from msgspec import UNSET, Raw
 
 from ..exceptions import (
     ConnectionClosedError,
@@ -36,8 +36,16 @@ from ..protocol import (
     ResponseInvalid,
     ResponseReceived,
 )
-from ..types import ErrorCode, ErrorObject, RequestId
-from ._calls import PROCEED, InboundRequest, NotificationHandler, RequestGate, RequestHandler
+from ..types import ErrorCode, RequestId
+from ._calls import (
+    PROCEED,
+    InboundRequest,
+    NotificationHandler,
+    Refused,
+    RequestGate,
+    RequestHandler,
+    cancelled_by_someone,
+)
 from ._channel import DeliveryFailed, MessageChannel
 from ._inline import InlineHandler, resume
 from ._route import _CURRENT, ReplyRoute
@@ -175,7 +183,7 @@ class Inbound:
 
     def _start_handler(
         self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
-    ) -> InboundRequest | _Refused | None:
+    ) -> InboundRequest | Refused | None:
         """Start the request's handler, or decide its answer at once (gate, no handler,
         busy). Returns the request when it is to run inline, in the calling task, and
         the answer (for the caller to deliver) when there is no handler to run."""
@@ -192,38 +200,22 @@ class Inbound:
             # The connection retired this id when its answer was encoded, but the answer is
             # still being written: for the peer the id is still in flight, so reusing it is
             # refused like any duplicate (and the first handler's bookkeeping stays its own).
-            return self._refuse(
-                request,
-                ErrorObject(
-                    code=ErrorCode.INVALID_REQUEST,
-                    message=(
-                        f"Invalid Request: request id {event.request_id!r} is already in flight"
-                    ),
-                ),
-            )
+            reason = f"Invalid Request: request id {event.request_id!r} is already in flight"
+            return self._refuse(request, ErrorCode.INVALID_REQUEST, reason)
         if self._gate is not None:
             try:
                 outcome = self._gate(request)
             except RPCError as exc:
-                return self._refuse(request, exc.to_error())
+                return self._refuse(request, exc.code, exc.message, exc.data)
             if outcome is not PROCEED:
-                return _Refused(self._encode_result(request, outcome))
+                return Refused(self._encode_result(request, outcome))
         if self._on_request is None:
-            return self._refuse(
-                request,
-                ErrorObject(
-                    code=ErrorCode.METHOD_NOT_FOUND, message=f"Method not found: {event.method!r}"
-                ),
-            )
+            reason = f"Method not found: {event.method!r}"
+            return self._refuse(request, ErrorCode.METHOD_NOT_FOUND, reason)
         if len(self._handlers) >= self._max_in_flight:
-            return self._refuse(
-                request,
-                ErrorObject(
-                    code=ErrorCode.SERVER_BUSY,
-                    message="Too many requests in flight; retry later",
-                    data={"maxInFlight": self._max_in_flight},
-                ),
-            )
+            reason = "Too many requests in flight; retry later"
+            busy = {"maxInFlight": self._max_in_flight}
+            return self._refuse(request, ErrorCode.SERVER_BUSY, reason, busy)
         if inline and self._loop is not None:
             return request
         if self._loop is not None:
@@ -286,7 +278,7 @@ class Inbound:
                 data = await self._answer(request)
             except asyncio.CancelledError:
                 if self.connection.is_in_flight(request.id):
-                    if _cancelled_by_someone():
+                    if cancelled_by_someone():
                         raise  # not the peer's cancellation: the endpoint is shutting down
                     # Nobody cancelled this task: the handler let through the cancellation
                     # of something it awaited (say, a shared task another party cancelled).
@@ -395,24 +387,7 @@ class Inbound:
                 "Internal error: the result could not be encoded",
             )
 
-    def _refuse(self, request: InboundRequest, error: ErrorObject) -> _Refused:
-        return _Refused(
-            self.connection.send_error(request.id, error.code, error.message, error.data)
-        )
-
-
-def _cancelled_by_someone() -> bool:
-    """Whether the current task was asked to cancel (``Task.cancelling()``, Python 3.11+;
-    on 3.10, which cannot tell, every cancellation counts as asked for)."""
-    cancelling = getattr(asyncio.current_task(), "cancelling", None)
-    return cancelling is None or cancelling() > 0
-
-
-class _Refused:
-    """The answer to a request that gets no handler (for :meth:`Inbound.dispatch` to
-    deliver; ``None`` while the batch it belongs to is incomplete)."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes | None) -> None:
-        self.data = data
+    def _refuse(
+        self, request: InboundRequest, code: int, message: str, data: Any = UNSET
+    ) -> Refused:
+        return Refused(self.connection.send_error(request.id, code, message, data))
