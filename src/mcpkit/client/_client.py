@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -19,7 +18,6 @@ from ..exceptions import (
     LocalProtocolError,
     MessageNotDelivered,
     RemoteProtocolError,
-    RequestTimeoutError,
     SessionExpiredError,
 )
 from ..protocol import DEFAULT_LIMITS, Connection, Limits
@@ -372,48 +370,3 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                 except msgspec.ValidationError:
                     pass
             raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
-
-    async def _request_once(
-        self,
-        method: str,
-        params: Any,
-        timeout: Timeout,
-        max_timeout: Timeout,
-        on_progress: ProgressCallback | None,
-    ) -> bytes:
-        assert self._endpoint is not None
-        assert self._limiter is not None
-        idle = self.timeout if isinstance(timeout, msgspec.UnsetType) else timeout
-        hard = self.max_timeout if isinstance(max_timeout, msgspec.UnsetType) else max_timeout
-        # Waiting for a slot (max_concurrent_requests) counts against both timeouts: the
-        # caller's bound covers the whole call, queue included.
-        bound = min((t for t in (idle, hard) if t is not None), default=math.inf)
-        waited = 0.0
-        try:
-            self._limiter.acquire_nowait()  # the common case: a slot is free, no timer
-        except anyio.WouldBlock:
-            started = anyio.current_time()
-            with anyio.move_on_after(bound) as queued:
-                await self._limiter.acquire()
-            waited = anyio.current_time() - started
-            if queued.cancelled_caught:  # no slot is held
-                raise self._no_slot(method) from None
-        try:  # released before any renewal: initialize needs a slot
-            if waited >= bound:
-                raise self._no_slot(method)
-            raw = await self._endpoint.request(
-                method,
-                params,
-                timeout=None if idle is None else idle - waited,
-                max_timeout=None if hard is None else hard - waited,
-                on_progress=on_progress,
-            )
-        finally:
-            self._limiter.release()
-        return bytes(raw)
-
-    def _no_slot(self, method: str) -> RequestTimeoutError:
-        return RequestTimeoutError(
-            f"{method} found no free request slot in time (max_concurrent_requests"
-            f"={self._max_concurrent} in flight); it was not sent"
-        )

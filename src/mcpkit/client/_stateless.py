@@ -15,11 +15,12 @@ from ._callbacks import ClientHandlers, capabilities_for
 from ._methods import Timeout
 from ._modern import ModernServer, as_params, request_meta
 from ._mrtr import Deprecations, InputFulfiller, result_kind, run_rounds, until_closed
+from ._sending import SlotSending
 
 __all__ = ["Stateless"]
 
 
-class Stateless:
+class Stateless(SlotSending):
     """The 2026-07-28 request path of :class:`~mcpkit.client.Client`."""
 
     handlers: ClientHandlers
@@ -33,16 +34,6 @@ class Stateless:
     _modern: ModernServer | None
     _log_level: LoggingLevel | None
     _endpoint: Endpoint | None
-
-    async def _request_once(
-        self,
-        method: str,
-        params: Any,
-        timeout: Timeout,
-        max_timeout: Timeout,
-        on_progress: ProgressCallback | None,
-    ) -> bytes:
-        raise NotImplementedError
 
     async def _probe_once(self, method: str, params: Any, timeout: float) -> bytes:
         return await self._request_once(method, params, timeout, timeout, None)
