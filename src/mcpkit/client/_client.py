@@ -51,6 +51,7 @@ from ._mrtr import Deprecations
 from ._notes import CallbackRunner
 from ._serving import ServerFacing
 from ._stateless import Stateless
+from ._tool_checks import OutputChecks
 from ._urls import falls_back_to_sse, transports_for_url
 
 __all__ = ["Client", "ClientTransport"]
@@ -224,6 +225,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         self.deprecations = Deprecations()
         #: Open subscriptions/listen streams by request id (see :meth:`listen`).
         self._listens: dict[RequestId, ListenStream] = {}
+        self._output_checks = OutputChecks()
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -6,14 +6,11 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 
-import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..aio import ProgressCallback
 from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError, RPCError
-from ..protocol import SchemaValidator, annotation_problem, compile_schema
 from ..types import (
-    V2025_06_18,
     CallToolRequestParams,
     CallToolResult,
     CompleteRequestParams,
@@ -44,6 +41,7 @@ from ..types import (
     Tool,
     UnsubscribeRequestParams,
 )
+from ._tool_checks import OutputChecks, screen_tools
 
 __all__ = ["ClientMethods"]
 
@@ -65,14 +63,13 @@ class ClientMethods:
 
     tolerant: bool = False
     cache: ResultCache | None = None
+    #: The output schemas of the tools listed so far (set by :class:`Client`).
+    _output_checks: OutputChecks
 
     if TYPE_CHECKING:  # provided by Client (a stub here would shadow it in the MRO)
 
         @property
         def protocol_version(self) -> str: ...
-
-    #: Output schemas of the tools seen in tools/list, compiled (None: not checkable).
-    _output_checks: dict[str, SchemaValidator | None]
 
     async def request(
         self,
@@ -96,24 +93,6 @@ class ClientMethods:
         """Where the transport looks up a called tool's definition (for ``Mcp-Param-*``
         headers), if it uses them (implemented by :class:`Client`)."""
         return None
-
-    def _screen_tools(self, result: ListToolsResult) -> ListToolsResult:
-        """2026-07-28: drop tools whose ``x-mcp-header`` annotations are invalid (clients
-        MUST exclude them, ``basic/transports/streamable-http.mdx`` "Schema Extension") and
-        remember the others' definitions for their calls' headers."""
-        kept = []
-        for tool in result.tools:
-            problem = annotation_problem(tool.input_schema)
-            if problem is not None:
-                logger.warning("ignoring tool %r: %s", tool.name, problem)
-                continue
-            kept.append(tool)
-        known = self._tool_definitions()
-        if known is not None:
-            known.update((tool.name, tool) for tool in kept)
-        if len(kept) == len(result.tools):
-            return result
-        return msgspec.structs.replace(result, tools=kept)
 
     def _use_log_level(self, level: LoggingLevel) -> None:
         raise NotImplementedError
@@ -186,20 +165,8 @@ class ClientMethods:
         params = ListToolsRequestParams(cursor=UNSET if cursor is None else cursor)
         result = await self.request("tools/list", params, ListToolsResult)
         if self._is_modern():
-            result = self._screen_tools(result)
-        checks = self.__dict__.setdefault("_output_checks", {})
-        # outputSchema and structured content exist from 2025-06-18: an older revision's
-        # tool may carry the member, meaning nothing (a plain result is not refused).
-        structured = self.protocol_version >= V2025_06_18
-        for tool in result.tools:
-            if structured and isinstance(tool.output_schema, dict):
-                try:
-                    checks[tool.name] = compile_schema(tool.output_schema)
-                except LocalProtocolError as exc:
-                    logger.warning("cannot check the output of tool %r: %s", tool.name, exc)
-                    checks[tool.name] = None
-            else:
-                checks.pop(tool.name, None)
+            result = screen_tools(result, self._tool_definitions())
+        self._output_checks.learn(result.tools, self.protocol_version)
         return result
 
     def iter_tools(self) -> AsyncIterator[Tool]:
@@ -263,27 +230,8 @@ class ClientMethods:
                     self.cache.invalidate("notifications/tools/list_changed")
                 async for _ in self.iter_tools():
                     pass
-        self._check_output(name, result)
+        self._output_checks.check(name, result, tolerant=self.tolerant)
         return result
-
-    def _check_output(self, name: str, result: CallToolResult) -> None:
-        """Check structured content against the tool's ``outputSchema`` (clients SHOULD,
-        ``server/tools.mdx`` 2025-06-18 "Output Schema"), when the tool was listed."""
-        validator = self.__dict__.get("_output_checks", {}).get(name)
-        if validator is None or result.is_error is True:
-            return
-        if result.structured_content is UNSET:
-            problem = "declares an outputSchema but returned no structured content"
-        else:
-            errors = validator.errors(result.structured_content, limit=3)
-            if not errors:
-                return
-            problem = "returned structured content that does not match its outputSchema: "
-            problem += "; ".join(error.message for error in errors)
-        if self.tolerant:
-            logger.warning("tool %r %s", name, problem)
-            return
-        raise RemoteProtocolError(f"tool {name!r} {problem}")
 
     # -- resources ----------------------------------------------------------------------
 
