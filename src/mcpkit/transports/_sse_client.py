@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,6 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
 from ._http_client_messages import describe_http_error
+from ._http_client_streams import iterate_body
 
 if TYPE_CHECKING:
     import httpx
@@ -215,7 +216,7 @@ class SSEChannel:
             return False
 
         try:
-            if not await _iterate_body(response, consume):
+            if not await iterate_body(response, consume):
                 parser.close()
                 logger.debug("the server ended the SSE stream")
         except (httpx.HTTPError, httpx.StreamError) as exc:
@@ -372,41 +373,8 @@ async def _excerpt(response: httpx.Response) -> str:
         return len(data) >= _ERROR_EXCERPT
 
     try:
-        await _iterate_body(response, consume)
+        await iterate_body(response, consume)
     except (httpx.HTTPError, httpx.StreamError):
         pass
     text = bytes(data[:_ERROR_EXCERPT]).decode("utf-8", "replace").strip()
     return f"({text})" if text else ""
-
-
-async def _iterate_body(
-    response: httpx.Response, consume: Callable[[bytes], Awaitable[bool]]
-) -> bool:
-    """Pass each chunk of the body to ``consume`` until it returns True (then return True)
-    or the body ends (return False).
-
-    Stopping early, or ``consume`` raising (a cancellation included), cancels the read
-    *inside* httpx instead of leaving its chain of async generators suspended: on trio an
-    abandoned async generator is finalized late, with a ResourceWarning. (The same device
-    as the Streamable HTTP client's ``iterate_body``.)
-
-    Raises:
-        httpx.HTTPError: the body could not be read.
-        Exception: what ``consume`` raised.
-    """
-    error: BaseException | None = None
-    with anyio.CancelScope() as scope:
-        async for chunk in response.aiter_bytes():
-            if scope.cancel_called:
-                continue  # the cancellation lands in httpx's next read
-            try:
-                if await consume(chunk):
-                    scope.cancel()
-            except BaseException as exc:  # re-raised below, once httpx let go
-                error = exc
-                scope.cancel()
-    if error is not None:
-        if isinstance(error, anyio.get_cancelled_exc_class()):
-            await anyio.lowlevel.checkpoint()  # the outer cancellation, raised afresh
-        raise error
-    return scope.cancel_called
