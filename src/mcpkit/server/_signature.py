@@ -168,8 +168,7 @@ class _Binder:
         )
         self._names = tuple(types)
         self._types = types
-        #: Set-typed arguments: advertised with ``uniqueItems``, so duplicates are refused
-        #: (msgspec would merge them silently).
+        #: Set-typed arguments (``uniqueItems``: repeats refused, not merged by msgspec).
         self._sets = tuple(name for name, tp in types.items() if is_set(tp))
         self._pydantic = tuple(adapters.items())
         self._pydantic_error = pydantic_error_type()
@@ -186,11 +185,10 @@ class _Binder:
         try:
             struct = msgspec.convert(arguments, self._struct, strict=self._strict, str_keys=True)
         except msgspec.ValidationError:
-            # JSON Schema's "integer" is any number with a zero fraction (3.0 included),
-            # and some clients send those: try again with them as integers.
-            whole = integral(arguments) if has_integral_float(arguments) else None
-            if whole is None:
+            # JSON Schema's "integer" includes 3.0, which some clients send: try again.
+            if not has_integral_float(arguments):
                 raise ArgumentError(self._explain(arguments)) from None
+            whole = integral(arguments)
             try:
                 struct = msgspec.convert(whole, self._struct, strict=self._strict, str_keys=True)
             except msgspec.ValidationError:
