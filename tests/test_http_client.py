@@ -513,6 +513,25 @@ async def test_resume_with_last_event_id_honours_retry(peer: tuple[FakeMCPServer
     assert resume.at - fake.marks["dropped"] >= 0.010
 
 
+async def test_an_answer_cut_off_mid_event_is_resumed_from_the_event_before(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    # The connection breaks after the answer's id line: the answer never arrived, so the
+    # resumption must ask for what follows e-1, not for what follows e-2.
+    fake, url = peer
+    whole = sse(rpc_result(1, {"tools": []}), event_id="e-2")
+    fake.script("tools/list", stream(sse(event_id="e-1", retry=10), whole[:20], end="drop"))
+    fake.script("GET", stream(whole))
+    with anyio.fail_after(LIMIT):
+        async with transport(url).connect() as channel:
+            await channel.send(INITIALIZE)
+            await channel.receive()
+            await channel.send(request(1, "tools/list"))
+            assert await channel.receive() == rpc_result(1, {"tools": []})
+    (resume,) = fake.requests("GET")
+    assert resume.headers["last-event-id"] == "e-1"
+
+
 async def test_reconnection_attempts_are_bounded(peer: tuple[FakeMCPServer, str]) -> None:
     fake, url = peer
     fake.script("ping", stream(sse(event_id="1", retry=1), end="drop"))

@@ -195,6 +195,14 @@ SPEC_COMMENTS_AND_IDS = (
         pytest.param([b"data: x"], [], "", None, id="unterminated line at EOF"),
         pytest.param([b"data: x\n"], [], "", None, id="no blank line at EOF"),
         pytest.param([b"id: 9"], [], "", None, id="unterminated id line ignored"),
+        pytest.param(
+            [b"id: 1\ndata: a\n\nid: 2\ndata: b\n"],
+            [ev(b"a", id="1")],
+            "1",
+            None,
+            id="id of an event cut off before its blank line is not committed",
+        ),
+        pytest.param([b"id: 1\n\nid\n\n"], [], "", None, id="empty id clears the last id"),
         pytest.param([BOM + b"data: x\n\n"], [ev(b"x")], "", None, id="BOM skipped"),
         pytest.param(
             [BOM[:1], BOM[1:2], BOM[2:] + b"data: x\n\n"], [ev(b"x")], "", None, id="BOM split"
@@ -238,6 +246,20 @@ def test_close_discards_and_resets_but_keeps_last_id_and_retry() -> None:
     # A new stream (reconnection): the BOM rule applies again, nothing of the old is left.
     assert parser.feed(BOM + b"data: new\n\n") == [ev(b"new")]
     assert parser.last_event_id == "3"
+
+
+def test_an_event_cut_off_by_the_connection_does_not_move_the_resume_point() -> None:
+    # The connection breaks after the answer's id line: resuming from that id would skip
+    # the answer, which never arrived. A resumed stream's id-less events keep the point.
+    parser = SSEParser()
+    assert parser.feed(b"id: 1\ndata: a\n\nid: 2\ndata: {partial") == [ev(b"a", id="1")]
+    assert parser.last_event_id == "1"
+    assert parser.close() == []
+    assert parser.last_event_id == "1"
+    assert parser.feed(b"data: c\n\n") == [ev(b"c")]
+    assert parser.last_event_id == "1"
+    assert parser.feed(b"id: 2\ndata: b\n\n") == [ev(b"b", id="2")]
+    assert parser.last_event_id == "2"
 
 
 def test_cr_at_end_then_close_then_lf_starts_fresh() -> None:

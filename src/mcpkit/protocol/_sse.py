@@ -162,9 +162,12 @@ class SSEParser:
     the outcome does not depend on how the stream is split into chunks.
 
     Attributes:
-        last_event_id: the spec's "last event ID buffer": set by every valid ``id`` field,
-            also in blocks that dispatch nothing; ``""`` initially. Send it as
-            ``Last-Event-ID`` when resuming.
+        last_event_id: the spec's "last event ID string": the ``id`` of the last block
+            that was complete (ended by a blank line), also of blocks that dispatch nothing;
+            ``""`` initially. Send it as ``Last-Event-ID`` when resuming. An ``id`` line
+            whose block never ended (the connection broke inside it) does not count: the
+            event was not received (§9.2.6, "dispatch the event", step 1; an incomplete
+            event "is not dispatched").
         retry: the last valid ``retry`` value (the reconnection time, ms), or ``None``.
 
     Args:
@@ -182,6 +185,7 @@ class SSEParser:
         "_event_id",
         "_event_type",
         "_head",
+        "_id_buffer",
         "_max",
         "_partial",
         "_skip_lf",
@@ -195,6 +199,7 @@ class SSEParser:
         self._max = max_event_bytes
         self.last_event_id = ""
         self.retry: int | None = None
+        self._id_buffer = ""
         self._error: str | None = None
         self._reset()
 
@@ -207,6 +212,10 @@ class SSEParser:
         self._data_size = 0  # len of the spec's data buffer: values plus one LF each
         self._event_type = ""
         self._event_id: str | None = None
+        # The spec starts every stream's "last event ID buffer" empty, so an event without
+        # an id on a resumed stream would forget the resume position; it starts from the
+        # last committed id instead (an empty ``id`` line still clears it).
+        self._id_buffer = self.last_event_id
 
     @property
     def error(self) -> str | None:
@@ -264,11 +273,13 @@ class SSEParser:
                 return self._fail(events)
             if line:
                 self._process_line(line)
-            elif self._data:
+                continue
+            # §9.2.6 "dispatch the event", step 1: the block is complete, its id counts.
+            self.last_event_id = self._id_buffer
+            if self._data:
                 events.append(self._dispatch())
             else:
-                # §9.2.6 "dispatch the event", step 2: an empty data buffer dispatches
-                # nothing; the buffers are reset.
+                # Step 2: an empty data buffer dispatches nothing; the buffers are reset.
                 self._event_type = ""
                 self._event_id = None
         if tail:
@@ -331,7 +342,7 @@ class SSEParser:
             # "If the field value does not contain U+0000 NULL, then set the last event ID
             # buffer to the field value. Otherwise, ignore the field."
             if b"\0" not in value:
-                self.last_event_id = self._event_id = value.decode("utf-8", "replace")
+                self._id_buffer = self._event_id = value.decode("utf-8", "replace")
         elif name == b"retry":
             # "If the field value consists of only ASCII digits, then interpret the field
             # value as an integer in base ten ... Otherwise, ignore the field."
