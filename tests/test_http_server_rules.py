@@ -329,6 +329,11 @@ async def test_get_rules(http: RunningServer) -> None:
         )
         assert bad_resume.status_code == 400
         assert "Last-Event-ID" in error_of(bad_resume)["message"]
+        # Two resume positions, even equal ones, are ambiguous: refused like other headers.
+        twice = [*session.headers(accept="text/event-stream", last_event_id="0_1").items()]
+        doubled = await client.get(url_of(http), headers=[*twice, ("Last-Event-ID", "0_1")])
+        assert doubled.status_code == 400
+        assert "more than one Last-Event-ID" in error_of(doubled)["message"]
 
 
 async def test_session_cap_answers_503_and_recovers() -> None:

@@ -253,6 +253,12 @@ async def handle_get(
     """Open the standalone SSE stream, or resume any stream of the session after the
     event named by ``Last-Event-ID`` (``basic/transports.mdx`` 2025-11-25, "Resumability
     and Redelivery": only that stream's messages are replayed)."""
+    if b"last-event-id" in headers.duplicated:
+        # Two positions to resume from: either guess could replay the wrong events.
+        await respond_error(
+            send, 400, "Bad Request: more than one Last-Event-ID header", headers=cors
+        )
+        return
     sink = Sink(app.max_stream_buffer)
     last = headers.text(b"last-event-id")
     store = session.store
