@@ -4,6 +4,7 @@ sessions. Table-driven cases plus a property test over random operation sequence
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 
 import anyio
@@ -158,7 +159,13 @@ def test_bounds_hold_and_replays_are_exact_suffixes(
         for op, session, stream, message in ops:
             if op == "append":
                 event_id = await store.append(session, stream, message)
-                issued.setdefault((session, stream), []).append((event_id, message))
+                before = issued.setdefault((session, stream), [])
+                before.append((event_id, message))
+                cost = OVERHEAD + len(message or b"")
+                if len(before) > 1 and cost <= min(session_bound, total_bound):
+                    # Oldest first: the event just appended is kept (a resumption from
+                    # the one before it replays it) unless it alone is over a bound.
+                    assert await store.replay(session, before[-2][0]) is not None
             elif op == "close_stream":
                 await store.close_stream(session, stream)
                 issued.pop((session, stream), None)
@@ -179,5 +186,31 @@ def test_bounds_hold_and_replays_are_exact_suffixes(
                 for other in ("s1", "s2", "s3"):
                     if other != session and (other, stream) not in issued:
                         assert await store.replay(other, event_id) is None
+
+    run(main)
+
+
+def test_closed_streams_leave_no_bookkeeping_behind() -> None:
+    # The eviction order remembers every event; entries of closed streams must be let go
+    # even while the session lives on (one stream held open) and nothing is evicted.
+    async def cycles(store: MemoryEventStore, count: int, start: int) -> None:
+        for n in range(start, start + count):
+            await store.append("s", f"p{n}", b"answer")
+            await store.close_stream("s", f"p{n}")
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        await store.append("s", "0", b"held")
+        await cycles(store, 1_000, 0)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            await cycles(store, 20_000, 1_000)
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert (len(store), store.size) == (1, OVERHEAD + 4)
+        # 20,000 leftover entries would hold well over 1 MiB (a stream object each).
+        assert grown < 64 * 1024, grown
 
     run(main)

@@ -35,12 +35,13 @@ def ids_of(replay: Replay | None) -> list[str]:
 # -- the store alone (asyncio and trio) -------------------------------------------------------
 
 
-async def test_an_event_bigger_than_the_session_bound_goes_at_once() -> None:
+async def test_an_event_bigger_than_the_session_bound_is_not_kept() -> None:
     store = MemoryEventStore(max_session_bytes=100, max_total_bytes=10_000)
     small = await store.append("s", "A", b"x" * 10)
     big = await store.append("s", "A", b"y" * 200)
     assert (small, big) == ("A_1", "A_2")
-    assert (len(store), store.size) == (0, 0)
+    # Nothing else is evicted for an event that could not be kept anyway.
+    assert (len(store), store.size) == (1, OVERHEAD + 10)
     # The client that saw the big event has missed nothing; one that saw only the small
     # one would miss the big one: refused.
     assert ids_of(await store.replay("s", big)) == []
@@ -50,11 +51,11 @@ async def test_an_event_bigger_than_the_session_bound_goes_at_once() -> None:
     assert ids_of(await store.replay("s", big)) == ["A_3"]
 
 
-async def test_an_event_bigger_than_the_total_bound_goes_at_once() -> None:
+async def test_an_event_bigger_than_the_total_bound_is_not_kept() -> None:
     store = MemoryEventStore(max_session_bytes=10_000, max_total_bytes=100)
     other = await store.append("t", "A", b"o" * 10)
     big = await store.append("s", "A", b"y" * 200)
-    assert (len(store), store.size) == (0, 0)
+    assert (len(store), store.size) == (1, OVERHEAD + 10)
     assert ids_of(await store.replay("s", big)) == []
     assert await store.replay("t", other) == Replay("A", [])
 
@@ -82,6 +83,38 @@ async def test_the_session_bound_takes_from_the_oldest_stream_first() -> None:
     assert (len(store), store.size) == (5, 500)
     assert await store.replay("s", b[0]) is None
     assert ids_of(await store.replay("s", b[1])) == b[2:]
+
+
+async def test_the_bounds_evict_in_append_order_whatever_the_stream() -> None:
+    # A long call's stream started first; its answer, appended last, must outlive the
+    # events of a later stream that were appended before it (its client is away and
+    # will resume for it).
+    message = b"m" * 36  # 100 bytes charged per event
+    store = MemoryEventStore(max_session_bytes=500, max_total_bytes=10_000)
+    early = [await store.append("s", "A", message) for _ in range(2)]
+    later = [await store.append("s", "B", message) for _ in range(3)]
+    answer = await store.append("s", "A", message)
+    assert ids_of(await store.replay("s", early[0])) == [early[1], answer]
+    answer2 = await store.append("s", "A", message)
+    # Then B's oldest goes, not A's answers.
+    answer3 = await store.append("s", "A", message)
+    assert ids_of(await store.replay("s", early[1])) == [answer, answer2, answer3]
+    assert await store.replay("s", later[0]) is not None  # the last evicted: resumable
+    assert ids_of(await store.replay("s", later[1])) == [later[2]]
+    assert store.size == 500
+
+
+async def test_the_total_bound_evicts_in_append_order_across_sessions() -> None:
+    message = b"m" * 36
+    store = MemoryEventStore(max_session_bytes=10_000, max_total_bytes=300)
+    first = [await store.append("first", "A", message)]
+    second = [await store.append("second", "A", message) for _ in range(2)]
+    first.append(await store.append("first", "A", message))  # evicts first[0], the oldest
+    first.append(await store.append("first", "A", message))  # evicts second[0], not first[1]
+    assert ids_of(await store.replay("first", first[0])) == first[1:]
+    assert ids_of(await store.replay("second", second[0])) == second[1:]
+    assert await store.replay("second", "A_0") is None  # (before the evicted event)
+    assert (len(store), store.size) == (3, 300)
 
 
 async def test_the_session_bound_is_per_session() -> None:

@@ -60,22 +60,45 @@ class EventStore(Protocol):
 class _Stream:
     events: deque[tuple[int, bytes | None]] = field(default_factory=deque)
     next_seq: int = 1
-    evicted_through: int = 0  # highest sequence number dropped to stay within bounds
+    evicted_through: int = 0  # highest sequence number dropped (or never kept)
+    closed: bool = False
+
+    def holds(self, seq: int) -> bool:
+        """Whether event ``seq`` is still here (events only ever leave from the front)."""
+        return not self.closed and bool(self.events) and seq >= self.events[0][0]
+
+    def drop_oldest(self) -> int:
+        """Evict the oldest event; returns the bytes charged for it."""
+        seq, message = self.events.popleft()
+        self.evicted_through = max(self.evicted_through, seq)  # (a later gap may be marked)
+        return _cost(message)
 
 
 @dataclass(slots=True, eq=False)
 class _Session:
     streams: OrderedDict[str, _Stream] = field(default_factory=OrderedDict)
     size: int = 0
+    held: int = 0
+    #: Every event of the session in append order, as ``(stream, seq)``; entries of events
+    #: that already left (through the total bound, or their stream closed) are skipped.
+    order: deque[tuple[_Stream, int]] = field(default_factory=deque)
+
+
+def _cost(message: bytes | None) -> int:
+    return _EVENT_OVERHEAD + (len(message) if message is not None else 0)
 
 
 class MemoryEventStore:
     """A bounded in-memory :class:`EventStore` for one process.
 
     Memory stays within ``max_session_bytes`` per session and ``max_total_bytes`` in all;
-    past either bound the oldest events go first (oldest stream of the session, oldest
-    session overall). A client that then asks to resume from before an evicted event gets
-    ``None`` from :meth:`replay`, never a replay with a hole in it.
+    past either bound the oldest events go first, in the order they were appended (the
+    session's, or all sessions' for the total bound), whatever their stream: an answer
+    just stored for a client that will resume is never dropped while older events are
+    kept. A client that then asks to resume from before an evicted event gets ``None``
+    from :meth:`replay`, never a replay with a hole in it. An event larger than a bound
+    on its own is not kept at all (it still gets an id: a client that received it can
+    resume after it).
 
     Args:
         max_session_bytes: bound on one session's stored events.
@@ -94,6 +117,9 @@ class MemoryEventStore:
         self.max_total_bytes = max_total_bytes
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._total = 0
+        self._held = 0
+        #: Every event in append order, as ``(session, stream, seq)`` (see _Session.order).
+        self._order: deque[tuple[_Session, _Stream, int]] = deque()
 
     @property
     def size(self) -> int:
@@ -102,7 +128,7 @@ class MemoryEventStore:
 
     def __len__(self) -> int:
         """The number of events held now."""
-        return sum(len(s.events) for sess in self._sessions.values() for s in sess.streams.values())
+        return self._held
 
     async def append(self, session_id: str, stream_id: str, message: bytes | None) -> str:
         """Store one event and return its id, ``<stream_id>_<sequence>``."""
@@ -116,34 +142,46 @@ class MemoryEventStore:
             stream = session.streams[stream_id] = _Stream()
         seq = stream.next_seq
         stream.next_seq = seq + 1
+        cost = _cost(message)
+        if cost > self.max_session_bytes or cost > self.max_total_bytes:
+            stream.evicted_through = seq  # a gap: never replay across it
+            return f"{stream_id}_{seq}"
         stream.events.append((seq, message))
-        cost = _EVENT_OVERHEAD + (len(message) if message is not None else 0)
+        session.order.append((stream, seq))
+        self._order.append((session, stream, seq))
         session.size += cost
+        session.held += 1
         self._total += cost
-        if session.size > self.max_session_bytes:
-            self._evict(session, self.max_session_bytes)
-        if self._total > self.max_total_bytes:
-            for other in list(self._sessions.values()):
-                self._evict(other, 0, until_total=self.max_total_bytes)
-                if self._total <= self.max_total_bytes:
-                    break
+        self._held += 1
+        while session.size > self.max_session_bytes:
+            victim, victim_seq = session.order.popleft()
+            if victim.holds(victim_seq):
+                self._evict(session, victim)
+        while self._total > self.max_total_bytes:
+            owner, victim, victim_seq = self._order.popleft()
+            if victim.holds(victim_seq):
+                self._evict(owner, victim)
+        self._compact(session)
         return f"{stream_id}_{seq}"
 
-    def _evict(self, session: _Session, bound: int, *, until_total: int | None = None) -> None:
-        def over() -> bool:
-            if until_total is not None:
-                return self._total > until_total and session.size > 0
-            return session.size > bound
+    def _evict(self, session: _Session, stream: _Stream) -> None:
+        cost = stream.drop_oldest()
+        session.size -= cost
+        session.held -= 1
+        self._total -= cost
+        self._held -= 1
 
-        for stream in session.streams.values():
-            while stream.events and over():
-                seq, message = stream.events.popleft()
-                cost = _EVENT_OVERHEAD + (len(message) if message is not None else 0)
-                session.size -= cost
-                self._total -= cost
-                stream.evicted_through = seq
-            if not over():
-                return
+    def _compact(self, session: _Session) -> None:
+        """Drop skipped entries once they outnumber live ones (amortised O(1) per event);
+        all of them when nothing is held (an idle store keeps no closed stream alive)."""
+        if not session.held:
+            session.order.clear()
+        elif len(session.order) > 2 * session.held + 32:
+            session.order = deque(e for e in session.order if e[0].holds(e[1]))
+        if not self._held:
+            self._order.clear()
+        elif len(self._order) > 2 * self._held + 32:
+            self._order = deque(e for e in self._order if e[1].holds(e[2]))
 
     async def replay(self, session_id: str, last_event_id: str) -> Replay | None:
         """The events after ``last_event_id`` on its stream (see :class:`EventStore`)."""
@@ -168,14 +206,25 @@ class MemoryEventStore:
         stream = session.streams.pop(stream_id, None)
         if stream is None:
             return
-        cost = sum(_EVENT_OVERHEAD + (len(m) if m is not None else 0) for _, m in stream.events)
-        session.size -= cost
-        self._total -= cost
+        self._forget(session, stream)
         if not session.streams:
             del self._sessions[session_id]
+        self._compact(session)
 
     async def close_session(self, session_id: str) -> None:
         """Forget every stream of a session."""
         session = self._sessions.pop(session_id, None)
         if session is not None:
-            self._total -= session.size
+            for stream in session.streams.values():
+                self._forget(session, stream)
+            session.order.clear()
+            self._compact(session)
+
+    def _forget(self, session: _Session, stream: _Stream) -> None:
+        cost = sum(_cost(message) for _, message in stream.events)
+        session.size -= cost
+        session.held -= len(stream.events)
+        self._total -= cost
+        self._held -= len(stream.events)
+        stream.events.clear()
+        stream.closed = True
