@@ -612,6 +612,35 @@ async def test_standalone_stream_delivers_and_reconnects(peer: tuple[FakeMCPServ
     assert len(fake.requests("GET")) == 4
 
 
+async def test_standalone_stream_refused_resumption_reopens_fresh(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    # The server can no longer resume from g1 (400): the client reopens the stream without
+    # Last-Event-ID instead of going deaf to server messages for the rest of the session.
+    fake, url = peer
+    changed = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+    fake.script(
+        "GET",
+        stream(sse(event_id="g1", retry=1), sse(changed), end="drop"),
+        reply(400, rpc_error(None, -32600, "expired"), content_type="application/json"),
+        stream(sse(changed, event_id="h1"), end="hold"),
+    )
+    got: list[str] = []
+    both = anyio.Event()
+
+    def on_list_changed(kind: str) -> None:
+        got.append(kind)
+        if len(got) == 2:
+            both.set()
+
+    with anyio.fail_after(LIMIT):
+        async with Client(transport(url), on_list_changed=on_list_changed) as client:
+            await both.wait()
+            await client.ping()
+    gets = fake.requests("GET")
+    assert [g.headers.get("last-event-id") for g in gets] == [None, "g1", None]
+
+
 async def test_cancelled_request_closes_its_stream(peer: tuple[FakeMCPServer, str]) -> None:
     fake, url = peer
     fake.script("tools/list", stream(sse(event_id="1"), end="hold"))

@@ -260,6 +260,11 @@ def test_an_event_cut_off_by_the_connection_does_not_move_the_resume_point() -> 
     assert parser.last_event_id == "1"
     assert parser.feed(b"id: 2\ndata: b\n\n") == [ev(b"b", id="2")]
     assert parser.last_event_id == "2"
+    # The server refused to resume from there: the next stream starts without a position.
+    parser.close()
+    parser.forget_last_event_id()
+    assert parser.feed(b"data: d\n\n") == [ev(b"d")]
+    assert parser.last_event_id == ""
 
 
 def test_cr_at_end_then_close_then_lf_starts_fresh() -> None:

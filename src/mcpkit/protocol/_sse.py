@@ -217,6 +217,11 @@ class SSEParser:
         # last committed id instead (an empty ``id`` line still clears it).
         self._id_buffer = self.last_event_id
 
+    def forget_last_event_id(self) -> None:
+        """Start over without a resume position (the server refused to resume from
+        :attr:`last_event_id`); the next stream's ids set it again."""
+        self.last_event_id = self._id_buffer = ""
+
     @property
     def error(self) -> str | None:
         """Why the parser failed (an event exceeded the limit), or ``None``. Check it after

@@ -276,6 +276,15 @@ class Resumer:
                 return
             if attempt.expired:
                 return
+            if attempt.status == 400 and parser.last_event_id:
+                # The server cannot resume from there (its events were evicted, say): what
+                # it sent meanwhile is lost, but what it sends from now on is not.
+                logger.warning(
+                    "the server refused to resume the standalone SSE stream from event %r "
+                    "(HTTP 400): messages sent while it was closed are lost; reopening it",
+                    parser.last_event_id,
+                )
+                parser.forget_last_event_id()
             logger.debug("the standalone SSE stream ended: %s", attempt.why)
             failures = 0 if attempt.delivered or attempt.polled else failures + 1
             if failures >= self.attempts:
