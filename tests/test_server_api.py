@@ -356,6 +356,38 @@ async def test_list_changed_notifications() -> None:
     assert sorted(changes) == ["prompts", "tools", "tools"]  # sent in the background: any order
 
 
+async def test_list_changed_only_for_lists_declared_at_initialize() -> None:
+    # This client was told of tools only: prompts and resources appearing later are not
+    # announced to it (capabilities are used only as negotiated, basic/lifecycle.mdx).
+    changes: list[str] = []
+    server = Server("tools-only")
+
+    @server.tool()
+    def first() -> str:
+        return "first"
+
+    async with connect_memory(server, era="handshake", on_list_changed=changes.append) as c:
+        assert c.server_capabilities.prompts is UNSET
+        assert c.server_capabilities.resources is UNSET
+
+        @server.prompt()
+        def late_prompt() -> str:
+            return "x"
+
+        @server.resource("test://late")
+        def late_resource() -> str:
+            return "x"
+
+        @server.tool()
+        def second() -> str:
+            return "second"
+
+        with anyio.fail_after(5):
+            while not changes:
+                await c.ping()
+    assert changes == ["tools"]  # (sent in order: the others would have come first)
+
+
 async def test_prompts() -> None:
     async with client() as c:
         prompts = {p.name: p async for p in c.iter_prompts()}

@@ -58,6 +58,12 @@ def _requesting_session() -> ServerSession | None:
     return None if ctx is None else ctx.session
 
 
+def _declares_list_changed(session: ServerSession, kind: str) -> bool:
+    """Whether ``session``'s initialize result declared ``kind`` with ``listChanged``."""
+    declared = getattr(session.server_capabilities, kind, UNSET)
+    return declared is not UNSET and getattr(declared, "list_changed", UNSET) is True
+
+
 class Server(AppHandlers, LowLevelServer):
     """An MCP server defined by decorated functions::
 
@@ -342,7 +348,10 @@ class Server(AppHandlers, LowLevelServer):
         for session in list(self.sessions):
             # Once initialize is answered (notifications are not requests, so they need not
             # wait for notifications/initialized; basic/lifecycle.mdx).
-            if session.protocol_version is not None:
+            # Only to a client that was told this list can change: parties "MUST only use
+            # capabilities that were successfully negotiated" (basic/lifecycle.mdx); a
+            # server that had no prompts at initialize never declared prompts.
+            if session.protocol_version is not None and _declares_list_changed(session, kind):
                 # With the request being handled only on its own client's connection
                 # (over HTTP another client's request stream is not this client's).
                 session.notify_soon(method, related=session is own)

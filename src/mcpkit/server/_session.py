@@ -25,6 +25,7 @@ from ..types import (
     LoggingLevel,
     LoggingMessageNotificationParams,
     RequestParams,
+    ServerCapabilities,
     SetLevelRequestParams,
     negotiate_version,
 )
@@ -82,6 +83,8 @@ class ServerSession:
         protocol_version: the negotiated version, once initialized.
         client_info: the client's self-reported identity, once initialized.
         client_capabilities: what the client declared.
+        server_capabilities: what the initialize result declared to this client (``None``
+            before): only those may be used with it (``basic/lifecycle.mdx``).
         log_level: the minimum level of log messages sent to the client.
     """
 
@@ -92,6 +95,7 @@ class ServerSession:
         self.handshake = ServerHandshake()
         self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
+        self.server_capabilities: ServerCapabilities | None = None
         self.log_level: LoggingLevel = server.default_log_level
         self._resource_updates: ResourceUpdates | None = None  # made on first use
         #: The open ``subscriptions/listen`` streams of this connection.
@@ -217,9 +221,10 @@ class ServerSession:
             params.client_info.version,
             version,
         )
+        self.server_capabilities = capabilities_for(version, self.server.capabilities())
         return InitializeResult(
             protocol_version=version,
-            capabilities=capabilities_for(version, self.server.capabilities()),
+            capabilities=self.server_capabilities,
             server_info=implementation_for(version, self.server.info),
             instructions=UNSET if self.server.instructions is None else self.server.instructions,
         )
