@@ -156,6 +156,20 @@ async def test_cancellation_ends_the_listen_without_a_response() -> None:
     assert all(m.get("id") != 5 for m in wire.seen)
 
 
+async def test_a_listen_with_too_many_resource_uris_is_refused() -> None:
+    server = build(max_subscriptions=2)
+    async with wire_to(server) as wire:
+        uris = ["note://one", "note://two", "note://three"]
+        await wire.send(listen_request("many", resourceSubscriptions=uris))
+        refused = await wire.read()
+        assert refused["id"] == "many"
+        assert refused["error"]["code"] == -32602
+        assert "Too many subscriptions" in refused["error"]["message"]
+        assert server.bus.subscriptions == 0  # type: ignore[attr-defined]
+        # Duplicates count once; within the limit it opens.
+        await open_listen(wire, "ok", resourceSubscriptions=["note://one", "note://one"])
+
+
 async def test_a_listener_that_falls_behind_is_cut_off() -> None:
     server = build(bus=MemoryNotificationBus(max_queued=2))
     async with wire_to(server) as wire:

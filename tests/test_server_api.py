@@ -332,6 +332,33 @@ async def test_subscriptions_and_updates() -> None:
     assert updates == ["test://static"]
 
 
+async def test_subscriptions_per_client_are_bounded() -> None:
+    server = Server("subs", max_subscriptions=2)
+
+    @server.resource("notes://{+path}")
+    def note(path: str) -> str:
+        return path
+
+    async with connect_memory(server, era="handshake") as c:
+        await c.subscribe_resource("notes://a")
+        await c.subscribe_resource("notes://b")
+        await c.subscribe_resource("notes://a")  # held already: not one more
+        with pytest.raises(RPCError) as refused:
+            await c.subscribe_resource("notes://c")
+        assert refused.value.code == -32602
+        assert "Too many subscriptions" in refused.value.message
+        assert refused.value.data == {"limit": 2}
+        await c.unsubscribe_resource("notes://a")
+        await c.subscribe_resource("notes://c")
+        # And by size: 1 KiB of URI per allowed subscription, 2 KiB in all here.
+        await c.unsubscribe_resource("notes://b")
+        with pytest.raises(RPCError, match="Too many subscriptions"):
+            await c.subscribe_resource("notes://" + "x" * 2040)
+        await c.subscribe_resource("notes://" + "x" * 1000)
+    with pytest.raises(LocalProtocolError):
+        Server("subs", max_subscriptions=0)
+
+
 async def test_list_changed_notifications() -> None:
     changes: list[str] = []
     server = build()

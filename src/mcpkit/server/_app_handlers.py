@@ -37,6 +37,7 @@ from ._compat import (
     tool_for,
     tool_result_for,
 )
+from ._listen import too_many_subscriptions
 
 if TYPE_CHECKING:
     from ..types import (
@@ -72,6 +73,7 @@ class AppHandlers:
         resource_registry: ResourceRegistry
         prompt_registry: PromptRegistry
         _completion: CompletionHandler | None
+        max_subscriptions: int
 
         def page(
             self, items: Sequence[P], cursor: str | UnsetType, *, kind: str = ""
@@ -136,7 +138,14 @@ class AppHandlers:
     ) -> dict[str, Any]:
         if not self.resource_registry.knows(params.uri):
             raise RPCError(_RESOURCE_NOT_FOUND, "Resource not found", {"uri": params.uri})
-        ctx.session.resource_updates.add(params.uri)
+        updates = ctx.session.resource_updates
+        if params.uri not in updates.uris:
+            refused = too_many_subscriptions(
+                len(updates.uris) + 1, updates.uri_bytes + len(params.uri), self.max_subscriptions
+            )
+            if refused is not None:
+                raise refused
+        updates.add(params.uri)
         return {}
 
     async def _unsubscribe(

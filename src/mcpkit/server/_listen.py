@@ -44,6 +44,7 @@ __all__ = [
     "list_changed_message",
     "resource_updated_message",
     "serve_listen",
+    "too_many_subscriptions",
     "topics_of",
 ]
 
@@ -120,6 +121,19 @@ def topics_of(honoured: SubscriptionFilter) -> frozenset[str]:
     return frozenset(topics)
 
 
+def too_many_subscriptions(count: int, size: int, limit: int) -> RPCError | None:
+    """-32602 when ``count`` subscribed URIs of ``size`` bytes in all pass the server's
+    ``max_subscriptions`` (each costs memory and every publication a lookup: bounded per
+    client, like everything else a peer can make the server hold)."""
+    if count <= limit and size <= 1024 * limit:
+        return None
+    return RPCError.invalid_params(
+        f"Too many subscriptions: {count} resource URIs ({size} bytes), the limit is "
+        f"{limit}; unsubscribe from some first",
+        {"limit": limit},
+    )
+
+
 async def serve_listen(
     ctx: RequestContext, params: SubscriptionsListenRequestParams
 ) -> SubscriptionsListenResult:
@@ -133,6 +147,11 @@ async def serve_listen(
     """
     server = ctx.server
     honoured = honoured_filter(server.capabilities(), params.notifications)
+    uris = honoured.resource_subscriptions
+    if uris is not UNSET:
+        refused = too_many_subscriptions(len(uris), sum(map(len, uris)), server.max_subscriptions)
+        if refused is not None:
+            raise refused
     subscription = server.bus.subscribe(topics_of(honoured))
     tag = {SUBSCRIPTION_ID: ctx.request_id}
     # Log records are never forwarded on a listen stream: progress and log messages flow
@@ -180,21 +199,26 @@ class ResourceUpdates:
     the handshake era has no stream to end.
     """
 
-    __slots__ = ("_lock", "_session", "_subscription", "uris")
+    __slots__ = ("_lock", "_session", "_subscription", "uri_bytes", "uris")
 
     def __init__(self, session: ServerSession) -> None:
         self._session = session
         self.uris: set[str] = set()
+        self.uri_bytes = 0  # the length of the URIs held (the server bounds it)
         self._subscription: Subscription | None = None
         self._lock: anyio.Lock | None = None  # made on first subscription: most have none
 
     def add(self, uri: str) -> None:
-        self.uris.add(uri)
-        self._retopic()
+        if uri not in self.uris:
+            self.uris.add(uri)
+            self.uri_bytes += len(uri)
+            self._retopic()
 
     def discard(self, uri: str) -> None:
-        self.uris.discard(uri)
-        self._retopic()
+        if uri in self.uris:
+            self.uris.discard(uri)
+            self.uri_bytes -= len(uri)
+            self._retopic()
 
     def close(self) -> None:
         if self._subscription is not None:

@@ -129,6 +129,9 @@ class LowLevelServer(Running):
             subscribe; give every process of a deployment one shared bus. Default: a
             :class:`~mcpkit.aio.MemoryNotificationBus` (each listener's queue holds
             1000 notifications; a listener further behind is cut off).
+        max_subscriptions: most resource URIs one client may subscribe to (with
+            ``resources/subscribe``, or in one ``subscriptions/listen``), and 1 KiB of
+            URI per subscription on average; past either, -32602.
     """
 
     def __init__(
@@ -149,6 +152,7 @@ class LowLevelServer(Running):
         cache_scope: CacheScope = "private",
         request_state: RequestStateSealer | None = None,
         bus: NotificationBus | None = None,
+        max_subscriptions: int = 1000,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -159,6 +163,9 @@ class LowLevelServer(Running):
             raise LocalProtocolError("cache_ttl_ms must be >= 0 and cache_scope public or private")
         if page_size is not None and page_size < 1:
             raise LocalProtocolError("page_size must be at least 1")
+        if max_subscriptions < 1:
+            raise LocalProtocolError("max_subscriptions must be at least 1")
+        self.max_subscriptions = max_subscriptions
         self.info = Implementation(
             name=name, version=version, title=UNSET if title is None else title
         )
