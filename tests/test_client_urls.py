@@ -124,7 +124,17 @@ async def test_closed_port_fails_without_fallback() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["ftp://127.0.0.1/mcp", "mailto:someone@example.com", "http:///mcp", "/mcp"]
+    "url",
+    [
+        "ftp://127.0.0.1/mcp",
+        "mailto:someone@example.com",
+        "http:///mcp",
+        "/mcp",
+        "http://[::1/mcp",  # unclosed bracket
+        "http://127.0.0.1:99999/mcp",  # port out of range
+        "ws://127.0.0.1:99999/mcp",
+        "http://xn--/mcp",  # not a valid IDNA host
+    ],
 )
 async def test_unusable_urls_are_refused(url: str) -> None:
     with pytest.raises(LocalProtocolError):

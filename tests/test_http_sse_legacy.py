@@ -496,6 +496,56 @@ async def test_client_refuses_an_endpoint_on_another_origin(endpoint: str) -> No
                 pass
 
 
+@pytest.mark.parametrize("endpoint", ["http://xn--/m", "http://[zz]/m", "http://a\u00adb/m"])
+async def test_client_refuses_a_malformed_endpoint(endpoint: str) -> None:
+    # (an invalid IDNA host came out as a bare idna error in an exception group)
+    body = encode_event(endpoint.encode(), event="endpoint")
+    with (
+        running_server(scripted_sse(body)) as server,
+        anyio.fail_after(LIMIT),
+        pytest.raises(TransportError, match=r"malformed endpoint|not on the origin"),
+    ):
+        async with SSETransport(server.url + "/sse").connect():
+            pass
+
+
+def redirecting_sse(target: Callable[[], str]) -> ASGIApp:
+    """An SSE server whose message endpoint answers every POST with 307 to ``target()``."""
+    stream = scripted_sse(encode_event(b"/messages?session_id=x", event="endpoint"))
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] == "GET":
+            await stream(scope, receive, send)
+            return
+        location = [(b"location", target().encode()), (b"content-length", b"0")]
+        await send({"type": "http.response.start", "status": 307, "headers": location})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+async def test_client_never_follows_a_redirect_even_with_a_following_http_client() -> None:
+    seen: list[tuple[str, str]] = []
+
+    async def elsewhere(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.append((scope["method"], scope["path"]))
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+
+    with running_server(elsewhere) as other:
+        app = redirecting_sse(lambda: other.url + "/steal")
+        with running_server(app) as server, anyio.fail_after(LIMIT):
+            headers = {"x-api-key": "secret"}
+            async with httpx.AsyncClient(follow_redirects=True, headers=headers) as http:
+                transport = SSETransport(server.url + "/sse", http_client=http)
+                async with transport.connect() as channel:
+                    with pytest.raises(MessageNotDelivered) as refused:
+                        await channel.send(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert refused.value.status == 307
+    assert seen == []
+
+
 async def test_client_stream_rules() -> None:
     with anyio.fail_after(LIMIT):
         # No endpoint event in time.

@@ -35,14 +35,25 @@ def transports_for_url(url: str) -> list[ClientTransport]:
         LocalProtocolError: the URL has another scheme or no host.
         TransportError: the library the transport needs is not installed.
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (reading it checks it: a ValueError when out of range)
+    except ValueError as exc:
+        raise LocalProtocolError(f"not a server URL ({exc}): {url!r}") from None
     scheme = parts.scheme.lower()
     if not parts.hostname:
         raise LocalProtocolError(f"not a server URL (no host): {url!r}")
     if scheme in ("http", "https"):
         from ..transports import SSETransport, StreamableHTTPTransport
 
-        return [StreamableHTTPTransport(url), SSETransport(url)]
+        transports: list[ClientTransport] = [StreamableHTTPTransport(url), SSETransport(url)]
+        import httpx  # (there: the transports need it)
+
+        try:
+            httpx.URL(url).host  # noqa: B018 (an invalid IDNA host raises here)
+        except (ValueError, UnicodeError, httpx.InvalidURL) as exc:
+            raise LocalProtocolError(f"not a server URL ({exc}): {url!r}") from None
+        return transports
     if scheme in ("ws", "wss"):
         from ..transports import WebSocketTransport
 

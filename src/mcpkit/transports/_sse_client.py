@@ -171,7 +171,9 @@ class SSEChannel:
         request = client.build_request(
             "GET", self._t.url, headers={"accept": "text/event-stream", "cache-control": "no-store"}
         )
-        self._response = response = await client.send(request, stream=True)
+        # Never a redirect, whatever a given http_client does: the endpoint's origin check
+        # is what keeps messages (and credentials) from being sent elsewhere.
+        self._response = response = await client.send(request, stream=True, follow_redirects=False)
         if response.status_code != 200:
             excerpt = await _excerpt(response)
             raise TransportError(
@@ -270,9 +272,11 @@ class SSEChannel:
         base = httpx.URL(self._t.url)
         try:
             target = base.join(data.decode("utf-8").strip())
-        except (UnicodeDecodeError, httpx.InvalidURL) as exc:
+            origin = (target.scheme, target.host, target.port)
+        except (UnicodeError, ValueError, httpx.InvalidURL) as exc:
+            # (UnicodeError: also idna's, from reading a host such as "xn--")
             raise TransportError(f"the server sent a malformed endpoint: {exc}") from None
-        if (target.scheme, target.host, target.port) != (base.scheme, base.host, base.port) or (
+        if origin != (base.scheme, base.host, base.port) or (
             target.userinfo and target.userinfo != base.userinfo
         ):
             raise TransportError(
@@ -320,6 +324,7 @@ class SSEChannel:
                 content=message,
                 headers={"content-type": "application/json"},
                 timeout=timeout,
+                follow_redirects=False,  # (see _open)
             ) as response:
                 status = response.status_code
                 # 202 Accepted is what servers send; any 2xx means the message was taken.
