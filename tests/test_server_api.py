@@ -4,6 +4,7 @@ each protocol revision gets to see."""
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import enum
 import json
@@ -13,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypedDict
 
 import anyio
+import anyio.to_thread
 import msgspec
 import pytest
 from msgspec import UNSET
@@ -589,12 +591,22 @@ async def test_python_logging_is_forwarded_during_requests() -> None:
         log.warning("from a worker thread")
         return "ok"
 
+    @server.tool()
+    async def in_own_thread() -> str:
+        # What asyncio.to_thread does: a thread that is not anyio's, with the context.
+        context = contextvars.copy_context()
+        thread = threading.Thread(target=context.run, args=(log.error, "from its own thread"))
+        thread.start()
+        await anyio.to_thread.run_sync(thread.join)
+        return "ok"
+
     records: list[Any] = []
     try:
         log.info("outside any request: not forwarded")
         async with connect_memory(server, era="handshake", on_log=records.append) as c:
             await c.call_tool("in_loop")
             await c.call_tool("in_thread")
+            assert text(await c.call_tool("in_own_thread")) == "ok"
             await c.set_logging_level("debug")
             await c.call_tool("in_loop")
             await c.ping()
@@ -604,6 +616,7 @@ async def test_python_logging_is_forwarded_during_requests() -> None:
     assert seen == [
         ("info", "from the loop", "tests.forwarded"),
         ("warning", "from a worker thread", "tests.forwarded"),
+        ("error", "from its own thread", "tests.forwarded"),
         ("info", "from the loop", "tests.forwarded"),
         ("debug", "debug detail", "tests.forwarded"),
     ]

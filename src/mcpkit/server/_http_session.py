@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -168,7 +167,7 @@ class HttpSession:
         sessions: an idle session costs no task of its own). ``loop``: the asyncio loop
         serving, when known (see :meth:`Endpoint.attach`)."""
         self._task_group = task_group
-        self.server_session.loop_thread = threading.get_ident()
+        self.server_session.bind_loop()
         self.server_session.server.sessions.add(self.server_session)
         if loop is None:
             self.endpoint.attach(task_group)

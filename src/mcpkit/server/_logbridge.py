@@ -13,6 +13,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Final
 
+import anyio
 import anyio.from_thread
 
 from ..types import LoggingLevel
@@ -56,9 +57,12 @@ class McpLogHandler(logging.Handler):
             level = mcp_level(record.levelno)
             if threading.get_ident() == session.loop_thread:
                 session.log_soon(level, message, logger=record.name)
-            else:  # a sync tool in a worker thread: hand it to the event loop
+            else:  # a sync tool's worker, asyncio.to_thread: hand it to the event loop
                 anyio.from_thread.run_sync(
-                    lambda: session.log_soon(level, message, logger=record.name)
+                    lambda: session.log_soon(level, message, logger=record.name),
+                    token=session.loop_token,
                 )
+        except anyio.RunFinishedError:
+            return  # the server stopped: there is no client to tell any more
         except Exception:
             self.handleError(record)

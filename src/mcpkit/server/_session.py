@@ -7,7 +7,9 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final, get_args
 
+import anyio.lowlevel
 import msgspec
+from anyio.lowlevel import EventLoopToken
 from msgspec import UNSET, Raw, UnsetType
 
 from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel, Subscription
@@ -100,8 +102,10 @@ class ServerSession:
         self._resource_updates: ResourceUpdates | None = None  # made on first use
         #: The open ``subscriptions/listen`` streams of this connection.
         self.listens: set[Subscription] = set()
-        #: The thread running this session's event loop.
+        #: The thread running this session's event loop, and the loop's token (how other
+        #: threads reach it: see bind_loop).
         self.loop_thread = threading.get_ident()
+        self.loop_token: EventLoopToken | None = None
         self.endpoint = Endpoint(
             channel,
             on_request=self._on_request,
@@ -160,9 +164,15 @@ class ServerSession:
         self.handshake.receive_notification("notifications/initialized")
         self.endpoint.connection.allow_batches = protocol_version == V2025_03_26
 
+    def bind_loop(self) -> None:
+        """Remember the running event loop: threads the request's work starts (a sync
+        tool's worker, ``asyncio.to_thread``) reach it to send log messages."""
+        self.loop_thread = threading.get_ident()
+        self.loop_token = anyio.lowlevel.current_token()
+
     async def run(self) -> None:
         """Serve the connection until the client closes it."""
-        self.loop_thread = threading.get_ident()
+        self.bind_loop()
         try:
             await self.endpoint.run()
         finally:
