@@ -572,6 +572,52 @@ def test_registration_errors() -> None:
         server.remove_tool("missing")
 
 
+def _first(a: str) -> str:
+    return a
+
+
+def _listed(x: list[str]) -> str:
+    return ",".join(x)
+
+
+def _raw(x: str) -> str:
+    return x
+
+
+def _maybe(a: str, b: str | None = None) -> str:
+    return f"{a}{b}"
+
+
+@pytest.mark.parametrize(
+    ("uri", "fn", "why"),
+    [
+        # A variable the function does not take: every read would have failed with -32602.
+        ("res://two/{a}/{b}", _first, "must be the variables"),
+        ("res://dot/{a.b}", lambda: "", "must be the variables"),
+        ("res://q/{a}{?b}", _first, "must be the variables"),
+        # An exploded variable arrives as one string ("a,b"), never as a list.
+        ("res://list/{x*}", _listed, "declare '_listed'"),
+        # A static URI without a scheme is not a URI.
+        ("", lambda: "", "needs a scheme"),
+        ("not a uri", lambda: "", "needs a scheme"),
+        ("notes.txt", lambda: "", "needs a scheme"),
+    ],
+)
+def test_resources_that_could_never_be_read_are_refused(uri: str, fn: Any, why: str) -> None:
+    with pytest.raises(LocalProtocolError, match=why):
+        Server("refusals").resource(uri)(fn)
+
+
+async def test_template_variables_bind_as_declared() -> None:
+    server = Server("templates")
+    server.resource("res://list/{x*}")(_raw)
+    server.resource("res://q/{a}{?b}")(_maybe)
+    async with connect_memory(server, era="handshake") as c:
+        assert (await c.read_resource("res://list/a,b")).contents[0].text == "a,b"
+        assert (await c.read_resource("res://q/x?b=y")).contents[0].text == "xy"
+        assert (await c.read_resource("res://q/x")).contents[0].text == "xNone"
+
+
 async def test_python_logging_is_forwarded_during_requests() -> None:
     import logging
 

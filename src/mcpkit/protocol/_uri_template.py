@@ -124,6 +124,13 @@ class UriTemplate:
         """The variable names in order of first appearance, each once."""
         return self._variables
 
+    @property
+    def exploded(self) -> frozenset[str]:
+        """The variables with the explode modifier (``{x*}``), which :meth:`match`
+        returns as one raw string ("a,b" for ``{x*}``, "a/b" for ``{/x*}``)."""
+        exprs = (part for part in self._parts if isinstance(part, _Expr))
+        return frozenset(s.name for expr in exprs for s in expr.specs if s.explode)
+
     def __str__(self) -> str:
         return self._template
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,9 @@ from ..types import (
 )
 from ._context import RequestContext
 from ._signature import ArgumentError, FunctionSchema, function_schema
+
+#: A scheme and its colon, then anything but whitespace (RFC 3986 section 3.1).
+_ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*\Z")
 
 __all__ = ["ResourceRegistry", "to_contents"]
 
@@ -102,13 +106,20 @@ class ResourceRegistry:
             # one is refused, not registered as a fixed URI with its braces.
             matcher = UriTemplate(uri)
             variables = set(matcher.variables)
-            required = {p.name for p in schema.parameters if p.required}
-            if not required <= variables or not params <= variables:
+            # Every variable a URI matches is passed to the function, so the two sets are
+            # the same (a variable such as {a.b} can never be a parameter).
+            if params != variables:
                 raise LocalProtocolError(
                     f"the parameters of {schema.name!r} ({', '.join(sorted(params)) or 'none'}) "
-                    f"must be variables of the template {uri!r} "
+                    f"must be the variables of the template {uri!r} "
                     f"({', '.join(sorted(variables)) or 'none'})"
                 )
+            for param in schema.parameters:
+                if param.name in matcher.exploded and not _takes_string(param.schema):
+                    raise LocalProtocolError(
+                        f"the template variable {{{param.name}*}} of {uri!r} is matched as one "
+                        f"string: declare {schema.name!r}'s parameter {param.name!r} as str"
+                    )
             if uri in self._templates:
                 raise LocalProtocolError(f"a resource template {uri!r} is already registered")
             template = ResourceTemplate(uri_template=uri, **common)
@@ -118,6 +129,11 @@ class ResourceRegistry:
             raise LocalProtocolError(
                 f"the resource {uri!r} has no template variables, so {schema.name!r} must not "
                 "take required parameters"
+            )
+        if not _ABSOLUTE_URI.match(uri):
+            raise LocalProtocolError(
+                f"a resource URI needs a scheme (RFC 3986 section 3.1), such as "
+                f"'file:///notes.txt' or 'app://config': {uri!r}"
             )
         if uri in self._static:
             raise LocalProtocolError(f"a resource {uri!r} is already registered")
@@ -169,6 +185,16 @@ class ResourceRegistry:
                 return value
             return to_contents(uri, value, entry.template.mime_type)
         raise RPCError(not_found_code, "Resource not found", {"uri": uri})
+
+
+def _takes_string(schema: dict[str, Any]) -> bool:
+    """Whether a parameter's JSON Schema accepts a string (str, str | None, Any)."""
+    if not schema or schema.get("type") == "string":
+        return True
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "string" in kinds:
+        return True
+    return any(_takes_string(option) for option in schema.get("anyOf", ()))
 
 
 async def _call(
