@@ -15,6 +15,7 @@ from typing import TypeVar
 import msgspec
 from msgspec import UNSET
 
+from ..exceptions import CapabilityError
 from ..types import (
     V2025_03_26,
     V2025_06_18,
@@ -33,6 +34,7 @@ from ..types import (
     ResourceContents,
     ResourceLink,
     ResourceTemplate,
+    SamplingMessage,
     ServerCapabilities,
     TextContent,
     Tool,
@@ -47,6 +49,7 @@ __all__ = [
     "described_for",
     "implementation_for",
     "read_result_for",
+    "sampling_messages_for",
     "tool_for",
     "tool_result_for",
 ]
@@ -64,6 +67,8 @@ def _block_for(version: str, block: ContentBlock) -> ContentBlock:
     if isinstance(block, ResourceLink) and version < V2025_06_18:
         title = block.title if isinstance(block.title, str) else block.name
         return TextContent(text=f"[resource: {title} <{block.uri}>]")
+    if isinstance(block, ResourceLink) and block.icons is not UNSET and version < V2025_11_25:
+        block = _replace(block, icons=UNSET)  # (icons arrived in 2025-11-25)
     if version < V2025_06_18 and block.meta is not UNSET:
         block = _replace(block, meta=UNSET)
     if isinstance(block, EmbeddedResource) and version < V2025_06_18:
@@ -82,6 +87,28 @@ def content_for(version: str, blocks: Sequence[ContentBlock]) -> list[ContentBlo
     if version >= V2025_11_25:
         return list(blocks)
     return [_block_for(version, block) for block in blocks]
+
+
+def sampling_messages_for(version: str, messages: list[SamplingMessage]) -> list[SamplingMessage]:
+    """Sampling messages as a client of ``version`` can read them: members it does not
+    define dropped (a message's ``_meta`` arrived in 2025-11-25). Several blocks per
+    message are refused by the caller.
+
+    Raises:
+        CapabilityError: audio content before 2025-03-26 (a placeholder text would change
+            what the model is asked).
+    """
+    if version >= V2025_11_25:
+        return messages
+    adapted = []
+    for message in messages:
+        block = message.content
+        if isinstance(block, AudioContent) and version < V2025_03_26:
+            raise CapabilityError("audio content in sampling needs protocol 2025-03-26 or later")
+        if isinstance(block, (TextContent, ImageContent, AudioContent)):
+            block = _block_for(version, block)  # type: ignore[assignment]
+        adapted.append(_replace(message, content=block, meta=UNSET))
+    return adapted
 
 
 def capabilities_for(version: str, caps: ServerCapabilities) -> ServerCapabilities:

@@ -41,6 +41,7 @@ from ..types import (
     is_custom_method_name,
     method_spec,
 )
+from ._compat import tool_for, tool_result_for
 from ._context import RequestContext
 from ._listen import serve_listen
 from ._request_state import RequestStateSealer
@@ -346,8 +347,10 @@ class LowLevelServer(Running):
         self, ctx: RequestContext, params: ListToolsRequestParams
     ) -> ListToolsResult:
         page, next_cursor = self.page(self.tools, params.cursor, kind=ctx.method)
+        version = ctx.protocol_version or ""
         return ListToolsResult(
-            tools=page, next_cursor=UNSET if next_cursor is None else next_cursor
+            tools=[tool_for(version, tool) for tool in page],
+            next_cursor=UNSET if next_cursor is None else next_cursor,
         )
 
     async def _call_tool(
@@ -376,11 +379,12 @@ class LowLevelServer(Running):
             return CallToolResult(
                 content=[TextContent(text=f"Tool {params.name!r} failed: {exc}")], is_error=True
             )
-        if isinstance(outcome, CallToolResult):
-            return outcome
         if isinstance(outcome, str):
             return CallToolResult(content=[TextContent(text=outcome)])
-        return CallToolResult(content=list(outcome))
+        if not isinstance(outcome, CallToolResult):
+            outcome = CallToolResult(content=list(outcome))
+        # As the negotiated revision can read it (audio, links, structured content).
+        return tool_result_for(ctx.protocol_version or "", outcome)
 
 
 def _cursor(kind: str, offset: int) -> str:

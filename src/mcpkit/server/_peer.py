@@ -25,6 +25,7 @@ from ..types import (
     ToolResultContent,
     ToolUseContent,
 )
+from ._compat import sampling_messages_for
 
 if TYPE_CHECKING:
     from ._session import ServerSession
@@ -89,13 +90,21 @@ async def create_message(
             raise CapabilityError("sampling with tools needs protocol version 2025-11-25")
         if "tools" not in sampling:
             raise CapabilityError("the client did not declare the sampling.tools capability")
-    if params.include_context not in (UNSET, "none") and "context" not in sampling:
+    version = _version(session)
+    # sampling.context arrived in 2025-11-25 (includeContext was a plain member before).
+    if (
+        params.include_context not in (UNSET, "none")
+        and version >= V2025_11_25
+        and "context" not in sampling
+    ):
         raise CapabilityError(
             "includeContext other than 'none' needs the client's sampling.context capability"
         )
-    lists = any(isinstance(message.content, list) for message in params.messages)
-    if lists and _version(session) < V2025_11_25:
-        raise CapabilityError("several content blocks per message need protocol 2025-11-25")
+    if version < V2025_11_25:
+        if any(isinstance(message.content, list) for message in params.messages):
+            raise CapabilityError("several content blocks per message need protocol 2025-11-25")
+        messages = sampling_messages_for(version, params.messages)
+        params = msgspec.structs.replace(params, messages=messages)
     return await _request(session, "sampling/createMessage", params, CreateMessageResult, timeout)
 
 
