@@ -46,14 +46,8 @@ def transports_for_url(url: str) -> list[ClientTransport]:
     if scheme in ("http", "https"):
         from ..transports import SSETransport, StreamableHTTPTransport
 
-        transports: list[ClientTransport] = [StreamableHTTPTransport(url), SSETransport(url)]
-        import httpx  # (there: the transports need it)
-
-        try:
-            httpx.URL(url).host  # noqa: B018 (an invalid IDNA host raises here)
-        except (ValueError, UnicodeError, httpx.InvalidURL) as exc:
-            raise LocalProtocolError(f"not a server URL ({exc}): {url!r}") from None
-        return transports
+        # (Each checks the URL: an invalid IDNA host is a LocalProtocolError.)
+        return [StreamableHTTPTransport(url), SSETransport(url)]
     if scheme in ("ws", "wss"):
         from ..transports import WebSocketTransport
 

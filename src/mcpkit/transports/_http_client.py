@@ -33,6 +33,7 @@ from ..exceptions import (
 from ..types import RequestId, Tool
 from ._http_client_exchange import _JSON, _SESSION, _SSE, Exchanges, _Item, session_expired
 from ._http_client_messages import (
+    check_url,
     classify,
     describe_failure,
     describe_http_error,
@@ -114,6 +115,7 @@ class StreamableHTTPTransport:
             raise ValueError("max_event_bytes and max_response_bytes must be positive")
         if max_reconnect_attempts < 0:
             raise ValueError("max_reconnect_attempts must not be negative")
+        check_url(url)
         self.url = url
         self.headers = dict(headers or {})
         self.http_client = http_client

@@ -11,12 +11,13 @@ from typing import Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..exceptions import RemoteProtocolError
+from ..exceptions import LocalProtocolError, RemoteProtocolError
 from ..protocol import media_type
 from ..types import RequestId
 
 __all__ = [
     "Outgoing",
+    "check_url",
     "classify",
     "describe_failure",
     "describe_http_error",
@@ -169,3 +170,19 @@ def describe_http_error(exc: Exception) -> str:
     """``TypeName: message`` of an httpx error (some have an empty message)."""
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def check_url(url: str) -> None:
+    """Refuse a URL no request could be sent to (a bad port, an unclosed bracket, a host
+    that is not valid IDNA), before anything is attempted.
+
+    Raises:
+        LocalProtocolError: the URL is unusable.
+    """
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+        parsed.host  # noqa: B018 (an invalid IDNA host raises when read)
+    except (ValueError, UnicodeError, httpx.InvalidURL) as exc:
+        raise LocalProtocolError(f"not a server URL ({exc}): {url!r}") from None

@@ -25,7 +25,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
-from ._http_client_messages import describe_http_error
+from ._http_client_messages import check_url, describe_http_error
 from ._http_client_streams import iterate_body
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ class SSETransport:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         _require_httpx()
+        check_url(url)
         self.url = url
         self.headers = dict(headers or {})
         self.auth = auth
