@@ -35,6 +35,7 @@ from ..types import (
     Root,
     RootsCapability,
 )
+from ._answers import elicit_answer_for, roots_for, sampling_answer_for
 
 __all__ = [
     "ClientHandlers",
@@ -156,9 +157,12 @@ class ClientHandlers:
             caps.roots = RootsCapability(list_changed=True)
         return caps
 
-    async def handle_request(self, request: InboundRequest, declared: ClientCapabilities) -> Any:
+    async def handle_request(
+        self, request: InboundRequest, declared: ClientCapabilities, version: str
+    ) -> Any:
         """Answer a request from the server; ``declared``: the capabilities this client
-        declared for the session (the sub-capabilities a request may use).
+        declared for the session (the sub-capabilities a request may use); ``version``:
+        the negotiated protocol version (answers are adapted to it).
 
         Raises:
             RPCError: -32601 for a method this client does not serve (capability not
@@ -176,14 +180,16 @@ class ClientHandlers:
                 # CreateMessageRequestParams.tools: "The client MUST return an error if this
                 # field is provided but ClientCapabilities.sampling.tools is not declared."
                 raise RPCError.invalid_params("this client did not declare sampling.tools")
-            return checked(await self.sampling(sampling), CreateMessageResult, "sampling")
+            result = checked(await self.sampling(sampling), CreateMessageResult, "sampling")
+            return sampling_answer_for(version, result)
         if method == "elicitation/create" and self.elicitation is not None:
             params = _decode(_ELICIT, request.params, method)
             if params.mode == "url" and not declares(declared.elicitation, "url"):
                 raise RPCError.invalid_params("this client does not support URL-mode elicitation")
-            return checked(await self.elicitation(params), ElicitResult, "elicitation")
+            answer = checked(await self.elicitation(params), ElicitResult, "elicitation")
+            return elicit_answer_for(version, answer)
         if method == "roots/list" and self.roots is not None:
-            return ListRootsResult(roots=list(await self.list_roots()))
+            return ListRootsResult(roots=roots_for(version, await self.list_roots()))
         raise RPCError(
             ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {method!r}"
         )
@@ -249,4 +255,6 @@ def capabilities_for(version: str, caps: ClientCapabilities) -> ClientCapabiliti
         changes["tasks"] = UNSET  # 2026-07-28: tasks moved to an extension
     if caps.roots is not UNSET and version >= V2026_07_28:
         changes["roots"] = RootsCapability()  # no roots/list_changed in 2026-07-28
+    if caps.extensions is not UNSET and version < V2026_07_28:
+        changes["extensions"] = UNSET  # (extensions arrived in 2026-07-28)
     return msgspec.structs.replace(caps, **changes) if changes else caps

@@ -25,6 +25,7 @@ from ..types import (
     InitializeRequestParams,
     InitializeResult,
 )
+from ..types._revisions import implementation_for
 from ._callbacks import capabilities_for
 from ._methods import Timeout
 
@@ -66,7 +67,7 @@ class Handshake:
         params = InitializeRequestParams(
             protocol_version=self._requested_version,
             capabilities=self._declared,
-            client_info=self.client_info,
+            client_info=implementation_for(self._requested_version, self.client_info),
         )
         result = await self.request("initialize", params, InitializeResult)
         if result.protocol_version not in self._supported_versions:

@@ -11,6 +11,7 @@ from msgspec import UNSET, UnsetType
 from ..aio import ProgressCallback
 from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError, RPCError
 from ..types import (
+    V2025_06_18,
     CallToolRequestParams,
     CallToolResult,
     CompleteRequestParams,
@@ -332,12 +333,14 @@ class ClientMethods:
         """Ask for completions of an argument value (``completion/complete``).
 
         ``ref`` is a :class:`PromptReference` or :class:`ResourceTemplateReference`;
-        ``context`` holds the values of the other arguments already chosen.
+        ``context`` holds the values of the other arguments already chosen (sent from
+        2025-06-18, which added it; an older server completes without it).
         """
+        sent: CompletionContext | UnsetType = UNSET
+        if context is not None and self.protocol_version >= V2025_06_18:
+            sent = CompletionContext(arguments=dict(context))
         params = CompleteRequestParams(
-            ref=ref,
-            argument=CompletionArgument(name=argument, value=value),
-            context=UNSET if context is None else CompletionContext(arguments=dict(context)),
+            ref=ref, argument=CompletionArgument(name=argument, value=value), context=sent
         )
         return await self.request("completion/complete", params, CompleteResult)
 

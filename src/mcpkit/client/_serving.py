@@ -96,7 +96,7 @@ class ServerFacing:
                 f"Method not found: {method!r} (not declared by this client for protocol "
                 f"{version})",
             )
-        return await self.handlers.handle_request(request, self._declared)
+        return await self.handlers.handle_request(request, self._declared, version)
 
     async def _on_notification(self, method: str, params: Raw | None) -> None:
         # A listen stream's notifications name it in _meta (subscriptions.mdx).

@@ -24,21 +24,18 @@ from ..types import (
     AudioContent,
     CallToolResult,
     ContentBlock,
-    EmbeddedResource,
     ImageContent,
-    Implementation,
     Prompt,
     PromptMessage,
     ReadResourceResult,
     Resource,
-    ResourceContents,
-    ResourceLink,
     ResourceTemplate,
     SamplingMessage,
     ServerCapabilities,
     TextContent,
     Tool,
 )
+from ..types._revisions import block_for, contents_for, implementation_for
 
 __all__ = [
     "capabilities_for",
@@ -57,36 +54,11 @@ __all__ = [
 _replace = msgspec.structs.replace
 
 
-def _block_for(version: str, block: ContentBlock) -> ContentBlock:
-    if isinstance(block, AudioContent) and version < V2025_03_26:
-        # Audio content arrived in 2025-03-26; say what was left out instead of dropping it.
-        return TextContent(
-            text=f"[audio content ({block.mime_type}) not shown: the client "
-            f"speaks protocol {version}]"
-        )
-    if isinstance(block, ResourceLink) and version < V2025_06_18:
-        title = block.title if isinstance(block.title, str) else block.name
-        return TextContent(text=f"[resource: {title} <{block.uri}>]")
-    if isinstance(block, ResourceLink) and block.icons is not UNSET and version < V2025_11_25:
-        block = _replace(block, icons=UNSET)  # (icons arrived in 2025-11-25)
-    if version < V2025_06_18 and block.meta is not UNSET:
-        block = _replace(block, meta=UNSET)
-    if isinstance(block, EmbeddedResource) and version < V2025_06_18:
-        block = _replace(block, resource=contents_for(version, block.resource))
-    if isinstance(block, (TextContent, ImageContent, AudioContent, EmbeddedResource)) and (
-        block.annotations is not UNSET
-        and block.annotations.last_modified is not UNSET
-        and version < V2025_06_18
-    ):
-        block = _replace(block, annotations=_replace(block.annotations, last_modified=UNSET))
-    return block
-
-
 def content_for(version: str, blocks: Sequence[ContentBlock]) -> list[ContentBlock]:
     """Content blocks as a client of ``version`` can read them."""
     if version >= V2025_11_25:
         return list(blocks)
-    return [_block_for(version, block) for block in blocks]
+    return [block_for(version, block) for block in blocks]
 
 
 def sampling_messages_for(version: str, messages: list[SamplingMessage]) -> list[SamplingMessage]:
@@ -106,7 +78,7 @@ def sampling_messages_for(version: str, messages: list[SamplingMessage]) -> list
         if isinstance(block, AudioContent) and version < V2025_03_26:
             raise CapabilityError("audio content in sampling needs protocol 2025-03-26 or later")
         if isinstance(block, (TextContent, ImageContent, AudioContent)):
-            block = _block_for(version, block)  # type: ignore[assignment]
+            block = block_for(version, block)  # type: ignore[assignment]
         adapted.append(_replace(message, content=block, meta=UNSET))
     return adapted
 
@@ -164,29 +136,11 @@ def described_for(version: str, item: _Described) -> _Described:
     return _replace(item, **changes)
 
 
-def contents_for(version: str, contents: ResourceContents) -> ResourceContents:
-    """Resource contents without ``_meta`` before 2025-06-18, which added it."""
-    if version >= V2025_06_18 or contents.meta is UNSET:
-        return contents
-    return _replace(contents, meta=UNSET)
-
-
 def read_result_for(version: str, result: ReadResourceResult) -> ReadResourceResult:
     """A ``resources/read`` result as a client of ``version`` can read it."""
     if version >= V2025_06_18:
         return result
     return _replace(result, contents=[contents_for(version, c) for c in result.contents])
-
-
-def implementation_for(version: str, info: Implementation) -> Implementation:
-    """``serverInfo`` without members newer than ``version`` (``title`` arrived in
-    2025-06-18; ``description``, ``icons`` and ``websiteUrl`` in 2025-11-25)."""
-    if version >= V2025_11_25:
-        return info
-    changes: dict[str, object] = {"description": UNSET, "icons": UNSET, "website_url": UNSET}
-    if version < V2025_06_18:
-        changes["title"] = UNSET
-    return _replace(info, **changes)
 
 
 def prompt_for(version: str, prompt: Prompt) -> Prompt:
@@ -205,4 +159,4 @@ def prompt_message_for(version: str, message: PromptMessage) -> PromptMessage:
     """A prompt message whose content block ``version`` can read."""
     if version >= V2025_11_25:
         return message
-    return _replace(message, content=_block_for(version, message.content))
+    return _replace(message, content=block_for(version, message.content))
