@@ -43,7 +43,7 @@ def block_for(version: str, block: ContentBlock) -> ContentBlock:
     if isinstance(block, AudioContent) and version < V2025_03_26:
         # Say what was left out instead of dropping it.
         return TextContent(
-            text=f"[audio content ({block.mime_type}) not shown: the peer "
+            text=f"[audio content ({block.mime_type}) not shown: the client "
             f"speaks protocol {version}]"
         )
     if isinstance(block, ResourceLink) and version < V2025_06_18:
