@@ -51,12 +51,13 @@ _HTTP_RESPONSE_EXT: Final = "websocket.http.response"
 class _Channel:
     """A message channel over one accepted ASGI WebSocket connection."""
 
-    __slots__ = ("_lock", "_receive", "_send", "closed", "limit", "on_gone")
+    __slots__ = ("_lock", "_receive", "_send", "closed", "limit", "on_gone", "send_timeout")
 
-    def __init__(self, receive: Receive, send: Send, limit: int) -> None:
+    def __init__(self, receive: Receive, send: Send, limit: int, send_timeout: float) -> None:
         self._receive = receive
         self._send = send
         self.limit = limit
+        self.send_timeout = send_timeout
         self._lock = anyio.Lock()
         self.closed = False  # a close frame was sent or received
         #: Called once the connection is over, so the session ends at once (nobody is left
@@ -91,22 +92,33 @@ class _Channel:
     async def send(self, message: bytes) -> None:
         if self.closed:
             raise anyio.BrokenResourceError
-        async with self._lock:
-            try:
-                await self._send({"type": "websocket.send", "text": message.decode()})
-            except OSError:  # the client vanished (uvicorn's ClientDisconnected)
-                self._gone()
-                raise anyio.BrokenResourceError from None
+        # A client that stops reading backs the socket up: the write, and everything the
+        # session holds, would wait for ever (a ping timeout cannot get its close frame
+        # out either). Past send_timeout the client is treated as gone.
+        with anyio.move_on_after(self.send_timeout):
+            async with self._lock:
+                try:
+                    await self._send({"type": "websocket.send", "text": message.decode()})
+                except OSError:  # the client vanished (uvicorn's ClientDisconnected)
+                    self._gone()
+                    raise anyio.BrokenResourceError from None
+                return
+        logger.warning(
+            "closing a WebSocket connection: the client read nothing for %g s", self.send_timeout
+        )
+        self._gone()
+        raise anyio.BrokenResourceError
 
     async def _close(self, code: int, reason: str) -> None:
         if self.closed:
             return
         logger.info("closing a WebSocket connection: %d %s", code, reason)
-        try:
-            async with self._lock:
-                await self._send({"type": "websocket.close", "code": code, "reason": reason})
-        except OSError:
-            pass
+        with anyio.move_on_after(self.send_timeout):  # (see send)
+            try:
+                async with self._lock:
+                    await self._send({"type": "websocket.close", "code": code, "reason": reason})
+            except OSError:
+                pass
         self._gone()
 
     async def aclose(self) -> None:
@@ -133,6 +145,8 @@ class WebSocketApp:
         max_message_bytes: largest accepted message; a larger one closes the connection
             with 1009 (Message Too Big).
         max_connections: most connections at once.
+        send_timeout: seconds one message may take to be written; a client that reads
+            nothing for that long is disconnected and its session released.
 
     Attributes:
         connections: the sessions being served.
@@ -151,6 +165,7 @@ class WebSocketApp:
         security: TransportSecurity | None = None,
         max_message_bytes: int = 4 * 1024 * 1024,
         max_connections: int = 1000,
+        send_timeout: float = 30.0,
     ) -> None:
         if not path.startswith("/"):
             raise LocalProtocolError(f"path must start with '/': {path!r}")
@@ -161,6 +176,9 @@ class WebSocketApp:
         self.security = security or TransportSecurity()
         self.max_message_bytes = max_message_bytes
         self.max_connections = max_connections
+        if not send_timeout > 0:
+            raise LocalProtocolError("send_timeout must be positive")
+        self.send_timeout = send_timeout
         self.connections: set[ServerSession] = set()
         self.on_session_closed: Callable[[ServerSession], None] | None = None
 
@@ -249,7 +267,7 @@ class WebSocketApp:
         accept: dict[str, Any] = {"type": "websocket.accept"}
         if scope.get("subprotocols"):
             accept["subprotocol"] = SUBPROTOCOL
-        channel = _Channel(receive, send, self.max_message_bytes)
+        channel = _Channel(receive, send, self.max_message_bytes, self.send_timeout)
         session = ServerSession(self.server, channel)
         # Counted before the first await, so concurrent handshakes cannot all pass the
         # max_connections check.
