@@ -17,6 +17,8 @@ import anyio
 import httpx
 import pytest
 
+from mcpkit.client import Client
+
 from ._mcphttp import JSON_HEADERS, initialize
 from ._wsraw import raw
 from .conftest import EXAMPLES, ROOT
@@ -116,3 +118,14 @@ async def test_websocket() -> None:
                 assert socket.status == 101
                 await socket.send(initialize())
                 assert (await socket.message())["id"] == 1
+
+
+@pytest.mark.parametrize("transport", ["http", "ws"])
+async def test_max_message_bytes_reaches_the_app(transport: str) -> None:
+    # 6 MB is over the apps' own 4 MiB default: the option raised only the server's limit.
+    text = "x" * 6_000_000
+    with serving("--transport", transport, "--max-message-bytes", "7000000") as url:
+        with anyio.fail_after(30):
+            async with Client(url, era="handshake") as client:
+                result = await client.call_tool("echo", {"text": text})
+    assert result.content[0].text == text  # type: ignore[union-attr]

@@ -106,7 +106,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--max-message-bytes",
         type=int,
         default=None,
-        help="largest accepted message in bytes (default: the server's limit, 16 MiB)",
+        help="largest accepted message in bytes (default: 16 MiB over stdio; 4 MiB, the "
+        "body or message limit of the HTTP and WebSocket apps, over the others)",
     )
     run.add_argument(
         "--log-level",
@@ -147,6 +148,10 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError(str(exc)) from None
     if args.path is not None:
         options["path"] = args.path
+    if args.max_message_bytes is not None:
+        # The app's own limit too: it applies first (a body, or a WebSocket message).
+        limit = "max_message_bytes" if args.transport == "ws" else "max_body_bytes"
+        options[limit] = args.max_message_bytes
     if args.transport == "http":
         options["stateless"] = args.stateless
         options["json_response"] = args.json_response
