@@ -157,7 +157,9 @@ async def test_dns_rebinding_refused_before_the_handshake(everything: LowLevelSe
         for header, value in PROBES:
             async with raw(server.port, **{header: value}) as refused:
                 assert refused.status == 403, (header, value)
-                assert json.loads(refused.body)["error"]["code"] == -32600
+                error = json.loads(refused.body)["error"]
+                assert error["code"] == -32600
+                assert error["message"].startswith("Forbidden: "), error  # the 403's reason
                 assert "sec-websocket-accept" not in refused.headers
         # No session was created; a loopback Host and Origin are accepted.
         assert server.call(lambda: (len(app.connections), len(everything.sessions))) == (0, 0)

@@ -243,8 +243,9 @@ class WebSocketApp:
     def _check_handshake(self, scope: Scope) -> tuple[int, str] | None:
         refusal = check_security(self.security, Headers(scope["headers"]))
         if refusal is not None:
-            # 403 for Host as well: a handshake refusal is one status in the binding.
-            return 403, refusal[1]
+            # 403 for Host as well: a handshake refusal is one status in the binding
+            # (so not "Misdirected Request", the reason of the 421 it replaces).
+            return 403, refusal[1].replace("Misdirected Request", "Forbidden", 1)
         if not self._matches(scope):
             return 404, f"Not Found: the WebSocket endpoint is {self.path}"
         offered: list[str] = scope.get("subprotocols") or []
