@@ -67,6 +67,9 @@ class WebSocketTransport:
             server-to-client messages).
         open_timeout: seconds for connecting and the opening handshake.
         close_timeout: seconds the closing handshake may take.
+        send_timeout: seconds one message may take to be written (a large message on a
+            slow link takes a while); past it the server is taken to have stopped reading
+            and the connection is closed (1011).
         ping_interval: seconds between keep-alive pings (``None``: none).
         ping_timeout: seconds to wait for a pong before the connection counts as broken.
 
@@ -83,16 +86,20 @@ class WebSocketTransport:
         max_message_bytes: int = 16 * 1024 * 1024,
         open_timeout: float = 10.0,
         close_timeout: float = 5.0,
+        send_timeout: float = 60.0,
         ping_interval: float | None = 20.0,
         ping_timeout: float | None = 20.0,
     ) -> None:
         _require_websockets()
+        if not send_timeout > 0:
+            raise ValueError("send_timeout must be positive")
         self.url = url
         self.headers = dict(headers or {})
         self.origin = origin
         self.max_message_bytes = max_message_bytes
         self.open_timeout = open_timeout
         self.close_timeout = close_timeout
+        self.send_timeout = send_timeout
         self.ping_interval = ping_interval
         self.ping_timeout = ping_timeout
 
@@ -214,14 +221,20 @@ class WebSocketChannel:
                 # A frame, once started, goes out whole: websockets compresses it before
                 # writing (permessage-deflate), and a send cancelled in between (trio
                 # checkpoints there) leaves the peer's decompressor out of step, so every
-                # later frame arrives garbled. Bounded by close_timeout, then the
+                # later frame arrives garbled. Bounded by send_timeout, then the
                 # connection is given up.
                 with (
                     anyio.CancelScope(shield=True),
-                    anyio.move_on_after(self._t.close_timeout) as stuck,
+                    anyio.move_on_after(self._t.send_timeout) as stuck,
                 ):
                     await ws.send(message, text=True)  # already UTF-8 JSON: no re-encoding
                 if stuck.cancelled_caught:
+                    logger.warning(
+                        "closing the WebSocket: a %d-byte message was not written within "
+                        "send_timeout (%g s); the server reads too slowly or not at all",
+                        len(message),
+                        self._t.send_timeout,
+                    )
                     await self._close(1011, "send timed out")
                     raise anyio.BrokenResourceError
         except ConnectionClosed:
