@@ -9,7 +9,9 @@ platforms without descriptor polling fall back to reading large chunks in a work
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
 import os
 import stat
 import sys
@@ -21,6 +23,8 @@ import anyio.to_thread
 
 from ..aio import FdReader
 from ..protocol import DEFAULT_LIMITS, FrameTooLarge, Limits, LineBuffer, encode_line
+
+logger = logging.getLogger("mcpkit.transports.stdio")
 
 __all__ = [
     "FdChannel",
@@ -61,8 +65,10 @@ class FdChannel:
             first.
         finish_line_timeout: once part of a line is in the pipe, the rest is written even
             if the sender is cancelled (half a line would run into the next message and
-            corrupt both), for at most this many seconds; a reader stalled longer leaves
-            the stream unusable, and the channel reports itself broken.
+            corrupt both), for at most this many seconds after the cancellation; a reader
+            stalled longer leaves the stream unusable, and the channel reports itself
+            broken. (A sender that is not cancelled waits for the reader as long as it
+            takes.)
     """
 
     def __init__(
@@ -150,8 +156,8 @@ class FdChannel:
         """Write one message and its newline, whole (concurrent sends never interleave).
 
         Raises:
-            anyio.BrokenResourceError: the reader of stdout is gone, or stalled past the
-                finishing bound with a line half written (this send's or an earlier one's).
+            anyio.BrokenResourceError: the reader of stdout is gone, or an earlier send
+                was cancelled and its line could not be finished within the bound.
             anyio.ClosedResourceError: the channel was closed.
         """
         line = encode_line(message)
@@ -172,45 +178,59 @@ class FdChannel:
             if written == len(line):
                 return
         # The rest (fast_acquire: the lock is free here, so taking it does not yield and
-        # no other send can slip in between).
-        data = memoryview(line)[written:]
+        # no other send can slip in between). A reader that is slow but reading is waited
+        # for; only a cancellation with part of the line out starts the finishing bound.
+        left = [memoryview(line)[written:]]
         async with self._write_lock:
             if self._closed or self._write_closed:
                 raise anyio.ClosedResourceError
             if self._broken:
                 raise anyio.BrokenResourceError("a message was left half written")
-            with anyio.CancelScope() as finishing:
-                if len(data) < len(line):
-                    self._finish_line(finishing)
-                try:
-                    while data:
-                        if not self._poll_write:
-                            written = await anyio.to_thread.run_sync(os.write, self._write_fd, data)
-                        else:
-                            try:
-                                written = os.write(self._write_fd, data)
-                            except BlockingIOError:
-                                await anyio.wait_writable(self._write_fd)
-                                continue
-                        data = data[written:]
-                        if data and not finishing.shield:
-                            self._finish_line(finishing)
-                except (BrokenPipeError, ConnectionResetError) as exc:
-                    raise anyio.BrokenResourceError from exc
-            if data:
-                # The reader stalled past the bound with the line half written: whatever is
-                # sent next would be read as the rest of it. The peer of an owned pipe gets
-                # end of file instead (and reports the cut line).
-                self._broken = True
-                self.close_write()
-                raise anyio.BrokenResourceError(
-                    f"the reader took more than {self._finish_line_timeout} s to take a message"
-                )
+            try:
+                await self._write(left)
+            except anyio.get_cancelled_exc_class():
+                if len(left[0]) < len(line):
+                    await self._finish(left)
+                raise
 
-    def _finish_line(self, scope: anyio.CancelScope) -> None:
-        """Shield the rest of a line already started, within the finishing bound."""
-        scope.shield = True
-        scope.deadline = anyio.current_time() + self._finish_line_timeout
+    async def _write(self, left: list[memoryview]) -> None:
+        """Write ``left[0]``, keeping in it what is still to go."""
+        while left[0]:
+            data = left[0]
+            try:
+                if not self._poll_write:
+                    # Shielded: the thread writes whatever happens, and the count must
+                    # not be lost (a regular file does not keep a writer waiting).
+                    with anyio.CancelScope(shield=True):
+                        written = await anyio.to_thread.run_sync(os.write, self._write_fd, data)
+                else:
+                    try:
+                        written = os.write(self._write_fd, data)
+                    except BlockingIOError:
+                        await anyio.wait_writable(self._write_fd)
+                        continue
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            left[0] = data[written:]
+
+    async def _finish(self, left: list[memoryview]) -> None:
+        """The sender was cancelled with part of a line in the pipe: write the rest
+        (half a line would run into the next message and corrupt both), within the
+        finishing bound; past it the stream is unusable and the channel broken."""
+        with anyio.CancelScope(shield=True) as finishing:
+            finishing.deadline = anyio.current_time() + self._finish_line_timeout
+            with contextlib.suppress(anyio.BrokenResourceError):
+                await self._write(left)
+        if left[0]:
+            # Whatever is sent next would be read as the rest of the line. The peer of an
+            # owned pipe gets end of file instead (and reports the cut line).
+            self._broken = True
+            logger.warning(
+                "a message was left half written: the reader took more than %g s to take "
+                "it after its sender was cancelled; the stream is closed",
+                self._finish_line_timeout,
+            )
+            self.close_write()
 
     def close_write(self) -> None:
         """Close the write side (an owned channel): the peer reads end of file. A send
