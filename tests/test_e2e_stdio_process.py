@@ -249,3 +249,36 @@ def test_a_client_that_stops_reading_does_not_make_the_server_spin(
         for pipe in (process.stdin, process.stdout):
             with contextlib.suppress(OSError):
                 pipe.close()
+
+
+def test_a_server_whose_stdout_reader_left_ends(echo_server_argv: list[str]) -> None:
+    """Once nothing can read its answers (the client closed its end of the server's
+    stdout), the server stops serving and exits, rather than running requests whose
+    answers go nowhere; it says why on stderr."""
+    process = subprocess.Popen(
+        echo_server_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
+        process.stdin.write(json.dumps(init).encode() + b"\n")
+        process.stdin.flush()
+        assert b'"result"' in process.stdout.readline()
+        process.stdout.close()  # the reader leaves; stdin stays open
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        # Answered from a handler task, not from the reading loop (as a ping is).
+        call = {"name": "echo", "arguments": {"text": "x"}}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        process.stdin.flush()
+        assert process.wait(timeout=10) == 0
+        assert process.stderr is not None
+        assert b"output is gone" in process.stderr.read()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait(timeout=10)
+        process.stdin.close()
+        if process.stderr is not None:
+            process.stderr.close()

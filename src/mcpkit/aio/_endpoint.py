@@ -128,6 +128,7 @@ class Endpoint(Inbound, Outbound):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = Flag()
+        self._receiving: anyio.CancelScope | None = None  # (see Inbound._receive_loop)
         self._autoreceive = autoreceive
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -347,6 +348,12 @@ class Endpoint(Inbound, Outbound):
             else:
                 await self.channel.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            if route is None and self._receiving is not None and not self.closed:
+                # Nothing can reach the peer any more (it closed our output, say): stop
+                # reading too, so the connection ends instead of running requests whose
+                # answers go nowhere.
+                logger.warning("the connection's output is gone (%r): ending it", exc)
+                self._receiving.cancel()
             self._fail_pending()
             raise ConnectionClosedError("the connection closed") from exc
 

@@ -73,6 +73,7 @@ class Inbound:
         _routes: dict[RequestId, ReplyRoute]
         _loop: asyncio.AbstractEventLoop | None
         _task_group: anyio.abc.TaskGroup | None
+        _receiving: anyio.CancelScope | None
 
         def _fail_pending(self) -> None: ...
 
@@ -85,24 +86,30 @@ class Inbound:
         async def _send(self, data: bytes, route: ReplyRoute | None) -> None: ...
 
     async def _receive_loop(self) -> None:
+        # (_receiving: cancelled when our side of the channel breaks, see Endpoint._send)
         try:
-            while True:
-                try:
-                    frame = await self.channel.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    break
-                if isinstance(frame, DeliveryFailed):
-                    self.connection.forget(frame.request_id)
-                    self._settle(frame.request_id, error=frame.error)
-                    continue
-                if isinstance(frame, FrameTooLarge):
-                    event = self.connection.receive_oversized(frame.limit, frame.head)
-                else:
-                    event = self.connection.receive_message(frame)
-                try:
-                    await self.dispatch(event)
-                except ConnectionClosedError:
-                    break  # our side broke (the peer stopped reading)
+            with anyio.CancelScope() as self._receiving:
+                while True:
+                    try:
+                        frame = await self.channel.receive()
+                    except (
+                        anyio.EndOfStream,
+                        anyio.ClosedResourceError,
+                        anyio.BrokenResourceError,
+                    ):
+                        break
+                    if isinstance(frame, DeliveryFailed):
+                        self.connection.forget(frame.request_id)
+                        self._settle(frame.request_id, error=frame.error)
+                        continue
+                    if isinstance(frame, FrameTooLarge):
+                        event = self.connection.receive_oversized(frame.limit, frame.head)
+                    else:
+                        event = self.connection.receive_message(frame)
+                    try:
+                        await self.dispatch(event)
+                    except ConnectionClosedError:
+                        break  # our side broke (the peer stopped reading)
         finally:
             self._fail_pending()
 
