@@ -1,6 +1,8 @@
-"""A line half written to a pipe is never cut by cancelling its sender: the rest follows
-(within a bound) so the next message starts on a line of its own; a reader stalled past
-the bound leaves the channel broken instead of corrupting what follows."""
+"""FdChannel, the stdio channel. A line half written to a pipe is never cut by
+cancelling its sender: the rest follows (within a bound) so the next message starts on a
+line of its own; a reader stalled past the bound leaves the channel broken instead of
+corrupting what follows. A slow reader is waited for. Descriptors get their blocking mode
+back."""
 
 from __future__ import annotations
 
@@ -105,3 +107,21 @@ async def test_a_reader_that_pauses_longer_than_the_bound_gets_every_line() -> N
                 while data.count(b"\n") < 2:
                     data += await read_some(reader)
         assert data.split(b"\n") == [BIG, NEXT, b""]
+
+
+async def test_blocking_mode_is_restored_when_stdin_and_stdout_are_one_terminal() -> None:
+    # A terminal's stdin and stdout are one open file description: the second mode read
+    # used to be the non-blocking one just set for the first, and the terminal was left
+    # non-blocking for the next program (which then failed at once reading it).
+    controller, terminal = os.openpty()
+    shared = os.dup(terminal)  # (stdin and stdout of a process in that terminal)
+    try:
+        assert os.get_blocking(terminal)
+        channel = FdChannel(terminal, shared)
+        assert not os.get_blocking(terminal)
+        await channel.aclose()
+        assert os.get_blocking(terminal)
+        assert os.get_blocking(shared)
+    finally:
+        for fd in (controller, terminal, shared):
+            os.close(fd)

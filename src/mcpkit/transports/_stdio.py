@@ -97,12 +97,14 @@ class FdChannel:
         self._poll_read = _pollable(read_fd)
         self._poll_write = _pollable(write_fd)
         self._reader = FdReader(read_fd, _CHUNK)
-        self._saved_blocking: dict[int, bool] = {}
-        for fd, poll in ((read_fd, self._poll_read), (write_fd, self._poll_write)):
-            if poll and fd not in self._saved_blocking:
-                if not owned:
-                    self._saved_blocking[fd] = os.get_blocking(fd)
-                os.set_blocking(fd, False)
+        # Every mode is read before any is changed: stdin and stdout of a terminal are
+        # one open file description, so changing one changes the other.
+        polled = [
+            fd for fd, poll in ((read_fd, self._poll_read), (write_fd, self._poll_write)) if poll
+        ]
+        self._saved_blocking = {} if owned else {fd: os.get_blocking(fd) for fd in polled}
+        for fd in polled:
+            os.set_blocking(fd, False)
 
     async def receive(self) -> bytes | FrameTooLarge:
         """Receive the next message (one line).
@@ -255,7 +257,7 @@ class FdChannel:
                 anyio.notify_closing(self._read_fd)  # a receive waiting (trio) wakes up
             os.close(self._read_fd)
             return
-        for fd, blocking in self._saved_blocking.items():
+        for fd, blocking in reversed(self._saved_blocking.items()):
             try:
                 os.set_blocking(fd, blocking)
             except OSError:
