@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from mcpkit.client import Client, StdioTransport
-from mcpkit.exceptions import TransportError
+from mcpkit.exceptions import ConnectionClosedError, TransportError
 
 from ._rawstdio import INIT_PARAMS, RawStdioServer
 from .conftest import ROOT
@@ -282,3 +282,19 @@ def test_a_server_whose_stdout_reader_left_ends(echo_server_argv: list[str]) -> 
         process.stdin.close()
         if process.stderr is not None:
             process.stderr.close()
+
+
+@pytest.mark.parametrize("ending", ["eof", "crash"])
+async def test_closing_the_client_ends_what_the_server_started(ending: str) -> None:
+    argv = ["-m", "mcpkit", "run", str(FIXTURES / "parent_server.py")]
+    transport = StdioTransport(sys.executable, argv, terminate_timeout=2)
+    with anyio.fail_after(20):
+        async with Client(transport, era="handshake") as client:
+            child = int((await client.call_tool("spawn")).content[0].text)  # type: ignore[union-attr]
+            if ending == "crash":
+                with pytest.raises(ConnectionClosedError):
+                    await client.call_tool("crash")
+        # The server exited (on end of input, or by itself); its child is ended with the
+        # session the client started it in (already gone and reaped, or going).
+        with contextlib.suppress(ProcessLookupError):
+            await wait_pid_exit(child, 10)

@@ -38,6 +38,32 @@ _CHUNK: Final = 256 * 1024
 StderrMode = Literal["inherit", "capture", "devnull"]
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running. Zombies do not count: an
+    init process that is slow to reap them (in a container, say) would make them look
+    alive. Linux reads /proc; elsewhere any member counts."""
+    if not sys.platform.startswith("linux"):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            continue  # it exited meanwhile
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
 class StdioTransport:
     """Launch an MCP server as a subprocess and connect to it over stdio.
 
@@ -266,8 +292,28 @@ class ProcessChannel:
 
     async def _shut_down(self) -> None:
         process = self._process
-        if process is None or process.returncode is not None:
+        if process is None:
             return
+        try:
+            if process.returncode is None:
+                await self._stop(process)
+        finally:
+            if sys.platform != "win32":
+                await self._end_session(process)
+
+    async def _end_session(self, process: anyio.abc.Process) -> None:
+        """The server has exited; end what it started and left running in its session (its
+        process group): SIGTERM, then SIGKILL after ``terminate_timeout``."""
+        if not self._signal(process, signal.SIGTERM):
+            return  # nothing is left of the session (the usual case)
+        with anyio.move_on_after(self._t.terminate_timeout):
+            # Not our children: there is no exit to wait on, only their absence to see.
+            while _group_alive(process.pid):  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+            return
+        self._signal(process, getattr(signal, "SIGKILL", signal.SIGTERM))  # (cannot be ignored)
+
+    async def _stop(self, process: anyio.abc.Process) -> None:
         if self._pipes is not None:
             self._pipes.close_write()
         elif process.stdin is not None:
