@@ -50,17 +50,18 @@ def _group_alive(pgid: int) -> bool:
         except PermissionError:
             pass
         return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-                fields = stat.read().rpartition(b")")[2].split()
-        except OSError:
-            continue  # it exited meanwhile
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+                    fields = stat.read().rpartition(b")")[2].split()
+            except OSError:
+                continue  # it exited meanwhile
+            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                return True
     return False
 
 
