@@ -174,7 +174,9 @@ class Asking(InputBuilders):
             CapabilityError: the client cannot elicit (or the version has no elicitation,
                 or the form needs a shape the version lacks, e.g. multi-select before
                 2025-11-25); -32021 on 2026-07-28.
-            LocalProtocolError: the type cannot be shown as a form.
+            LocalProtocolError: the type cannot be shown as a form, or the raw schema is
+                not one (nested objects, other types, a format other than date,
+                date-time, email or uri).
             RemoteProtocolError: the answer does not match the form.
         """
         [result] = await self.ask(self.elicitation(message, schema, key=key), timeout=timeout)

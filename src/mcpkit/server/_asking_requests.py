@@ -128,13 +128,16 @@ class InputBuilders:
         self, message: str, schema: Any, *, key: str | None = None
     ) -> InputRequest[Elicitation[Any]]:
         """A form for the user to fill in, to pass to :meth:`ask` (see :meth:`elicit`)."""
-        from ._elicit_schema import answer_as, form_for, requested_schema
+        from ._elicit_schema import answer_as, check_form, form_for, requested_schema
         from ._peer import elicit
 
         raw = isinstance(schema, Mapping)
-        # A typed form is adapted to the client's revision; a raw schema is sent as given.
+        # A typed form is adapted to the client's revision; a raw schema is checked, then
+        # sent as given.
         requested = (
-            dict(schema) if raw else form_for(self.protocol_version or "", requested_schema(schema))
+            check_form(schema)
+            if raw
+            else form_for(self.protocol_version or "", requested_schema(schema))
         )
         params = ElicitRequestParams(message=message, requested_schema=requested)
 

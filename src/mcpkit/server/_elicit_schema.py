@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import typing
+from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -20,10 +21,12 @@ import msgspec
 from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError
 from ..types import V2025_11_25
 
-__all__ = ["answer_as", "form_for", "requested_schema"]
+__all__ = ["answer_as", "check_form", "form_for", "requested_schema"]
 
 T = TypeVar("T")
 _PRIMITIVE: Final = frozenset({"string", "number", "integer", "boolean"})
+#: The string formats a form may ask for (StringSchema.format).
+_FORMATS: Final = frozenset({"date", "date-time", "email", "uri"})
 _ALLOWED: Final = frozenset(
     {
         "type",
@@ -31,6 +34,7 @@ _ALLOWED: Final = frozenset(
         "description",
         "default",
         "enum",
+        "enumNames",  # (the legacy titled enum: LegacyTitledEnumSchema)
         "oneOf",
         "format",
         "minLength",
@@ -128,7 +132,45 @@ def _check(name: str, prop: dict[str, Any]) -> dict[str, Any]:
             f"elicitation field {name!r} uses {sorted(unknown)}, which requestedSchema does "
             "not allow"
         )
+    if "format" in prop and prop["format"] not in _FORMATS:
+        # A type msgspec describes with a format the form cannot carry (a UUID, a
+        # Decimal, a duration): the field stays a string, and the answer is converted.
+        prop = {k: v for k, v in prop.items() if k != "format"}
     return prop
+
+
+def check_form(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A raw ``requestedSchema`` checked against what ``client/elicitation.mdx`` allows: an
+    object of primitive properties (string with ``format`` date, date-time, email or uri;
+    number, integer, boolean; single and multi-select enums), without nesting.
+
+    Raises:
+        LocalProtocolError: the schema is not such a form.
+    """
+    properties = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(properties, Mapping):
+        raise LocalProtocolError(
+            "a requestedSchema is an object schema: {'type': 'object', 'properties': {...}}"
+        )
+    for name, prop in properties.items():
+        if not isinstance(prop, Mapping):
+            raise LocalProtocolError(f"elicitation field {name!r} is not a schema: {prop!r}")
+        kind = prop.get("type")
+        items = prop.get("items")
+        choices = isinstance(items, Mapping) and ("enum" in items or "anyOf" in items)
+        multi = kind == "array" and choices
+        if kind not in _PRIMITIVE and not multi:
+            raise LocalProtocolError(
+                f"elicitation field {name!r} must be a string, number, integer, boolean or "
+                f"enum (client/elicitation.mdx allows only primitives), not {dict(prop)!r}"
+            )
+        if "format" in prop and prop["format"] not in _FORMATS:
+            raise LocalProtocolError(
+                f"elicitation field {name!r}: format {prop['format']!r} is not one of "
+                f"{', '.join(sorted(_FORMATS))}"
+            )
+        _check(name, dict(prop))
+    return dict(schema)
 
 
 def form_for(version: str, schema: dict[str, Any]) -> dict[str, Any]:
