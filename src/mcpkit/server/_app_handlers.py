@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..exceptions import RPCError
@@ -208,11 +209,18 @@ class AppHandlers:
         if isinstance(outcome, str):  # one value, not one per character
             outcome = (outcome,)
         if isinstance(outcome, Completion):
-            values = list(outcome.values)
+            # Strings on the wire, as for a plain list (a Completion is not validated when
+            # built); past the 100 a result may hold, the handler's own total still counts.
+            values = [v if isinstance(v, str) else str(v) for v in outcome.values]
             if len(values) > _MAX_COMPLETIONS:
+                total = outcome.total if isinstance(outcome.total, int) else 0
                 outcome = Completion(
-                    values=values[:_MAX_COMPLETIONS], total=len(values), has_more=True
+                    values=values[:_MAX_COMPLETIONS],
+                    total=max(total, len(values)),
+                    has_more=True,
                 )
+            elif values != outcome.values:
+                outcome = msgspec.structs.replace(outcome, values=values)
             return CompleteResult(completion=outcome)
         values = [str(v) for v in outcome]
         more = len(values) > _MAX_COMPLETIONS
