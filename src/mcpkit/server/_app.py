@@ -225,7 +225,7 @@ class Server(AppHandlers, LowLevelServer):
         root: str | os.PathLike[str],
         *,
         uri_prefix: str = "files://",
-        max_size: int = 16 * 1024 * 1024,
+        max_size: int = 8 * 1024 * 1024,
         name: str = "files",
     ) -> DirectoryResources:
         """Serve the files under ``root`` as the template ``<uri_prefix>{+path}``, never

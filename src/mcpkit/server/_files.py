@@ -33,7 +33,9 @@ class DirectoryResources:
     Args:
         root: the directory to serve (it must exist).
         uri_prefix: the URI prefix, e.g. ``"files://"`` (URIs do not reveal ``root``).
-        max_size: largest file served, in bytes (larger: an error, nothing is read).
+        max_size: largest file served, in bytes (larger: an error, nothing is read). The
+            default, 8 MiB, keeps a binary file's base64 form (a third larger) well within
+            the 16 MiB message limit common to clients.
         name: the template's name in ``resources/templates/list``.
 
     Raises:
@@ -45,7 +47,7 @@ class DirectoryResources:
         root: str | os.PathLike[str],
         *,
         uri_prefix: str = "files://",
-        max_size: int = 16 * 1024 * 1024,
+        max_size: int = 8 * 1024 * 1024,
         name: str = "files",
     ) -> None:
         real = os.path.realpath(root)
