@@ -21,6 +21,7 @@ from mcpkit.testing import connect_memory
 from mcpkit.types import Completion as CompletionResult
 from mcpkit.types import (
     CompletionReference,
+    ElicitContentValue,
     ElicitRequestParams,
     ElicitResult,
     PromptReference,
@@ -63,7 +64,10 @@ async def test_typed_forms_carry_only_the_formats_the_spec_allows() -> None:
 
     async def fill(params: ElicitRequestParams) -> ElicitResult:
         seen.append(params)
-        content = {"id": "12345678-1234-5678-1234-567812345678", "price": "1.50"}
+        content: dict[str, ElicitContentValue] = {
+            "id": "12345678-1234-5678-1234-567812345678",
+            "price": "1.50",
+        }
         return ElicitResult(action="accept", content=content)
 
     async with connect_memory(forms_server(), elicitation=fill, era="handshake") as client:
