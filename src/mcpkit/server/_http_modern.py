@@ -212,7 +212,7 @@ async def post_modern(
         await respond(send, 400, reply or b"", headers=cors)
         return
     tg = await app._ensure_runner()
-    session.start(tg)
+    session.start(tg, token=app._token)
     exchange = ModernExchange(session, version)
     session.exchanges.add(exchange)
     app.sessionless.add(session)

@@ -162,12 +162,13 @@ class HttpSession:
 
     # -- lifetime -------------------------------------------------------------------------
 
-    def start(self, task_group: anyio.abc.TaskGroup, loop: Any = None) -> None:
+    def start(self, task_group: anyio.abc.TaskGroup, loop: Any = None, token: Any = None) -> None:
         """Start serving; handlers run in ``task_group`` (the app's, shared by all its
         sessions: an idle session costs no task of its own). ``loop``: the asyncio loop
-        serving, when known (see :meth:`Endpoint.attach`)."""
+        serving, when known (see :meth:`Endpoint.attach`); ``token``: its anyio token,
+        when known (see :meth:`ServerSession.bind_loop`)."""
         self._task_group = task_group
-        self.server_session.bind_loop()
+        self.server_session.bind_loop(token)
         self.server_session.server.sessions.add(self.server_session)
         if loop is None:
             self.endpoint.attach(task_group)

@@ -164,11 +164,13 @@ class ServerSession:
         self.handshake.receive_notification("notifications/initialized")
         self.endpoint.connection.allow_batches = protocol_version == V2025_03_26
 
-    def bind_loop(self) -> None:
+    def bind_loop(self, token: EventLoopToken | None = None) -> None:
         """Remember the running event loop: threads the request's work starts (a sync
-        tool's worker, ``asyncio.to_thread``) reach it to send log messages."""
+        tool's worker, ``asyncio.to_thread``) reach it to send log messages. ``token``:
+        the loop's, when the caller has it (finding it costs a few microseconds, which
+        an HTTP app pays once rather than per session)."""
         self.loop_thread = threading.get_ident()
-        self.loop_token = anyio.lowlevel.current_token()
+        self.loop_token = token if token is not None else anyio.lowlevel.current_token()
 
     async def run(self) -> None:
         """Serve the connection until the client closes it."""

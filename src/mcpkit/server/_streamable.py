@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
+from anyio.lowlevel import EventLoopToken
 
 from ..aio import EventStore, MemoryEventStore
 from ..aio._background import spawn_background
@@ -128,8 +130,10 @@ class StreamableHTTPApp(PostRoutes):
         self.sessionless: set[HttpSession] = set()
         self._ending: set[HttpSession] = set()  # closed, work still stopping
         self._tg: anyio.abc.TaskGroup | None = None
-        #: The asyncio loop running the app (set with _tg; None under trio).
+        #: The asyncio loop running the app (set with _tg; None under trio), and its anyio
+        #: token (for the sessions: see ServerSession.bind_loop).
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._token: EventLoopToken | None = None
         self._starting: anyio.Event | None = None
 
     # -- running ----------------------------------------------------------------------
@@ -146,6 +150,7 @@ class StreamableHTTPApp(PostRoutes):
                 self._loop = asyncio.get_running_loop()
             except RuntimeError:  # trio
                 self._loop = None
+            self._token = anyio.lowlevel.current_token()
             tg.start_soon(self._sweep_forever)
             try:
                 yield

@@ -32,6 +32,8 @@ from ._http_streams import SESSION_GONE
 from ._streamable_routes import SessionRoutes, version_mismatch
 
 if TYPE_CHECKING:
+    from anyio.lowlevel import EventLoopToken
+
     from ._streamable import StreamableHTTPApp
 
 __all__ = ["PassedHeaders", "PassedKey", "PostRoutes"]
@@ -52,6 +54,7 @@ class PostRoutes(SessionRoutes):
         sessionless: set[HttpSession]
         _tg: anyio.abc.TaskGroup | None
         _loop: asyncio.AbstractEventLoop | None
+        _token: EventLoopToken | None
         max_body_bytes: int
         body_timeout: float
 
@@ -211,7 +214,7 @@ class PostRoutes(SessionRoutes):
         # carries the version and capabilities): that one goes through the handshake.
         if not (isinstance(event, RequestReceived) and event.method == "initialize"):
             session.server_session.assume_initialized(version)
-        session.start(tg, self._loop)
+        session.start(tg, self._loop, self._token)
         self.sessionless.add(session)
         try:
             app = cast("StreamableHTTPApp", self)

@@ -20,6 +20,8 @@ from ._http_session import HttpSession
 from ._http_streams import SESSION_GONE
 
 if TYPE_CHECKING:
+    from anyio.lowlevel import EventLoopToken
+
     from ._lowlevel import LowLevelServer
     from ._streamable import StreamableHTTPApp
 
@@ -47,6 +49,7 @@ class SessionRoutes:
         max_sessions: int
         event_store: EventStore | None
         retry_ms: int | None
+        _token: EventLoopToken | None
 
         def drop(self, session: HttpSession) -> None: ...
         def sweep(self) -> int: ...
@@ -175,7 +178,7 @@ class SessionRoutes:
                     headers=cors,
                 )
             return
-        session.start(tg)
+        session.start(tg, token=self._token)
         assert session.id is not None
         self.sessions[session.id] = session
         await handle_message(
