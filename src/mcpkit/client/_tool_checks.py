@@ -54,7 +54,9 @@ class OutputChecks:
         for tool in tools:
             if structured and isinstance(tool.output_schema, dict):
                 try:
-                    self._validators[tool.name] = compile_schema(tool.output_schema)
+                    # The server's schema: its patterns may not backtrack exponentially.
+                    validator = compile_schema(tool.output_schema, untrusted=True)
+                    self._validators[tool.name] = validator
                 except LocalProtocolError as exc:
                     logger.warning("cannot check the output of tool %r: %s", tool.name, exc)
                     self._validators[tool.name] = None

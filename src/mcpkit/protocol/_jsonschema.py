@@ -13,9 +13,10 @@ validation has a step budget and a depth limit, and running out is reported as a
 
 Where this differs from a complete implementation:
 
-- ``pattern`` uses Python :mod:`re`, which approximates ECMA-262 (``\\d`` and ``\\w`` also
-  match non-ASCII digits and letters; ``\\p{...}`` is a compile error). A regular expression
-  cannot be given a time limit, so patterns are limited to 1,000 characters.
+- ``pattern`` is read as ECMA-262 and run by Python :mod:`re` (``$``, ``.``, ``\\d``,
+  ``\\w``, ``[^]``, named groups translated; ``\\p{...}`` is a compile error). A regular
+  expression cannot be given a time limit: patterns are limited to 1,000 characters, and
+  those of an ``untrusted`` schema may not nest repetitions (exponential backtracking).
 - ``format`` is an annotation; with ``check_formats=True`` "date", "date-time", "email",
   "uri" and "uuid" are checked loosely. ``multipleOf`` treats a float as the decimal it
   prints as (0.3 is a multiple of 0.1).
@@ -130,6 +131,7 @@ def compile_schema(
     max_depth: int = 64,
     max_steps: int = 100_000,
     check_formats: bool = False,
+    untrusted: bool = False,
 ) -> SchemaValidator:
     """Compile a JSON Schema (2020-12, 2019-09 or draft-07) into a reusable validator.
 
@@ -140,6 +142,8 @@ def compile_schema(
             ``oneOf`` / ``not`` / ``if`` or ``$ref``-with-siblings level on the way.
         max_steps: most subschema applications (and ``uniqueItems`` items) per validation.
         check_formats: assert ``format`` loosely instead of treating it as an annotation.
+        untrusted: the schema comes from a peer: a ``pattern`` whose repetitions nest,
+            which can backtrack for exponential time (ReDoS), is refused.
 
     Raises:
         LocalProtocolError: the schema is not an object or boolean, names an unsupported
@@ -149,4 +153,4 @@ def compile_schema(
     """
     if not 1 <= max_depth <= _MAX_DEPTH_LIMIT or max_steps < 1:
         raise LocalProtocolError(f"max_depth must be 1 to {_MAX_DEPTH_LIMIT}, max_steps >= 1")
-    return SchemaValidator(compile_document(schema, check_formats), max_depth, max_steps)
+    return SchemaValidator(compile_document(schema, check_formats, untrusted), max_depth, max_steps)

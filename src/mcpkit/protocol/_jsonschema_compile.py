@@ -9,6 +9,7 @@ never dereference a ``$ref`` to a network URI).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from math import isfinite
@@ -17,6 +18,8 @@ from urllib.parse import unquote, urljoin
 
 from ..exceptions import LocalProtocolError
 from . import _jsonschema_checks as c
+from ._jsonschema_dialect import dialect_of
+from ._jsonschema_regex import python_pattern
 from ._jsonschema_runtime import (
     Check,
     Node,
@@ -32,11 +35,6 @@ __all__ = ["compile_document"]
 
 _MAX_SCHEMA_DEPTH = 128  # nesting of the schema document itself (compiling recurses)
 _MAX_PATTERN = 1_000
-_DIALECTS = {
-    "json-schema.org/draft/2020-12/schema": "2020-12",
-    "json-schema.org/draft/2019-09/schema": "2019-09",
-    "json-schema.org/draft-07/schema": "draft-07",
-}
 _TYPES = {"null", "boolean", "object", "array", "number", "string", "integer"}
 _UNSUPPORTED = {
     "unevaluatedProperties": "'unevaluatedProperties' is not supported; use additionalProperties",
@@ -62,43 +60,27 @@ _SIZES = (
 _ACCEPT, _REJECT = Node(accept), Node(reject)
 
 
-def compile_document(schema: Any, check_formats: bool) -> Node:
+def compile_document(schema: Any, check_formats: bool, untrusted: bool = False) -> Node:
     """Compile a whole schema document; see :func:`._jsonschema.compile_schema`.
 
     Raises:
         LocalProtocolError: the schema is invalid, unsupported or refers outside itself.
     """
-    return _Compiler(schema, check_formats).run()
+    return _Compiler(schema, check_formats, untrusted).run()
 
 
 def _escape(name: str) -> str:
     return str(name).replace("~", "~0").replace("/", "~1")
 
 
-def _dialect(schema: Any) -> str:
-    uri = schema.get("$schema") if isinstance(schema, Mapping) else None
-    if uri is None:
-        return "2020-12"
-    name = None
-    if isinstance(uri, str):
-        bare = uri.removesuffix("#")
-        for scheme in ("https://", "http://"):
-            if bare.startswith(scheme):
-                name = _DIALECTS.get(bare[len(scheme) :])
-    if name is None:
-        raise LocalProtocolError(
-            f"unsupported $schema dialect {uri!r}: use JSON Schema 2020-12, 2019-09 or draft-07"
-        )
-    return name
-
-
 class _Compiler:
     """Reads one schema document into :class:`Node` objects; ``$ref`` targets are compiled
     after the main pass from a work list, so compiling never recurses through references."""
 
-    def __init__(self, root: Any, check_formats: bool) -> None:
+    def __init__(self, root: Any, check_formats: bool, untrusted: bool = False) -> None:
         self.root = root
-        self.draft07 = _dialect(root) == "draft-07"
+        self.untrusted = untrusted
+        self.draft07 = dialect_of(root) == "draft-07"
         self.check_formats = check_formats
         self.memo: dict[tuple[int, str], Node] = {}
         self.resources: dict[str, Any] = {"": root}  # in-document resources by base URI
@@ -106,6 +88,12 @@ class _Compiler:
         self.pending: list[tuple[Node, str, str, str]] = []  # alias, $ref, base, location
         self.base = ""
         self.depth = 0
+
+    def join(self, base: str, uri: str, loc: str) -> str:
+        try:
+            return urljoin(base, uri)
+        except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+            raise self.fail(loc, f"invalid URI {uri!r} ({exc})") from None
 
     def fail(self, loc: str, problem: str) -> LocalProtocolError:
         return LocalProtocolError(f"invalid JSON Schema at {loc}: {problem}")
@@ -131,7 +119,7 @@ class _Compiler:
     def lookup(self, ref: str, base: str, loc: str) -> tuple[Any, str]:
         uri, _, fragment = ref.partition("#")
         if uri:
-            uri = urljoin(base, uri) if base else uri
+            uri = self.join(base, uri, loc) if base else uri
             if uri not in self.resources:
                 # MCP 2026-07-28 (SEP-2106): never dereference a $ref to a network URI.
                 raise LocalProtocolError(f"remote $ref not allowed: {ref!r} at {loc}")
@@ -142,7 +130,7 @@ class _Compiler:
                 ident = target.get("$id") if isinstance(target, Mapping) else None
                 if isinstance(ident, str) and ident.partition("#")[0]:
                     # Passing through an embedded resource changes the base URI.
-                    base = urljoin(base, ident.partition("#")[0])
+                    base = self.join(base, ident.partition("#")[0], loc)
                     self.resources.setdefault(base, target)
                 token = unquote(token).replace("~1", "/").replace("~0", "~")
                 if isinstance(target, Mapping) and token in target:
@@ -187,7 +175,7 @@ class _Compiler:
                 raise self.fail(loc, "'$id' must be a string")
             uri, _, fragment = ident.partition("#")
             if uri:
-                self.base = urljoin(self.base, uri) if self.base else uri
+                self.base = self.join(self.base, uri, loc) if self.base else uri
                 self.resources.setdefault(self.base, schema)
             if fragment:
                 self.anchors[self.base, fragment] = schema
@@ -385,9 +373,11 @@ class _Compiler:
 
     def number(self, schema: Mapping[str, Any], keyword: str, loc: str) -> int | float:
         value = schema[keyword]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not isfinite(value):
-            raise self.fail(loc, f"'{keyword}' must be a number")
-        return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            with contextlib.suppress(OverflowError):  # an int past a double's range
+                if isfinite(value):
+                    return value
+        raise self.fail(loc, f"'{keyword}' must be a number (within a double's range)")
 
     def count(self, schema: Mapping[str, Any], keyword: str, loc: str) -> int:
         value = schema[keyword]
@@ -401,6 +391,6 @@ class _Compiler:
         if not isinstance(source, str) or len(source) > _MAX_PATTERN:
             raise self.fail(loc, f"a pattern must be a string of at most {_MAX_PATTERN} chars")
         try:
-            return re.compile(source)
-        except re.error as exc:
+            return re.compile(python_pattern(source, refuse_nested=self.untrusted))
+        except (re.error, ValueError, OverflowError) as exc:
             raise self.fail(loc, f"invalid pattern {source!r} ({exc})") from None
