@@ -856,3 +856,19 @@ def test_random_schemas_agree_with_jsonschema(schema: Any, instance: Any) -> Non
     assert (not errors) is jsonschema.Draft202012Validator(schema).is_valid(instance), errors
     assert ours.is_valid(instance) is (not errors)
     assert all(e.message and e.keyword for e in errors)
+
+
+def test_reporting_an_alternatives_error_gives_its_depth_back() -> None:
+    # Each anyOf alternative's first error unwound from deep inside without returning the
+    # depth it used: by the fourth, a 20-level instance "exceeded" the limit of 64.
+    def nest(levels: int, leaf: Any) -> Any:
+        for _ in range(levels):
+            leaf = {"type": "object", "properties": {"a": leaf}}
+        return leaf
+
+    instance: Any = 1
+    for _ in range(20):
+        instance = {"a": instance}
+    kinds = ["string", "boolean", "null", "array"]
+    validator = compile_schema({"anyOf": [nest(20, {"type": kind}) for kind in kinds]})
+    assert [error.keyword for error in validator.errors(instance)] == ["anyOf"]

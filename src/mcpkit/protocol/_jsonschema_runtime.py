@@ -285,12 +285,13 @@ def probe(node: Node, inst: Any, path: Path, ctx: Ctx) -> bool:
 
 def first_error(node: Node, inst: Any, path: Path, ctx: Ctx) -> tuple[Path, str, str]:
     """The first error ``node`` reports for ``inst`` (call only while collecting)."""
-    errors, limit = ctx.errors, ctx.limit
+    errors, limit, depth = ctx.errors, ctx.limit, ctx.depth_left
     ctx.errors, ctx.limit = [], 1
     try:
         node.fn(inst, path, ctx)
     except Full:
-        pass
+        # Raised from deep inside: the frames it skipped did not give their depth back.
+        ctx.depth_left = depth
     found, ctx.errors, ctx.limit = ctx.errors, errors, limit
     return found[0] if found else (path, "", f"{field(path)} is not valid")
 
