@@ -872,3 +872,10 @@ def test_reporting_an_alternatives_error_gives_its_depth_back() -> None:
     kinds = ["string", "boolean", "null", "array"]
     validator = compile_schema({"anyOf": [nest(20, {"type": kind}) for kind in kinds]})
     assert [error.keyword for error in validator.errors(instance)] == ["anyOf"]
+
+
+def test_the_default_budget_takes_a_table_a_message_can_hold() -> None:
+    # 40,000 rows (about 1 MiB of JSON): the old budget of 100,000 steps refused it.
+    row = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+    rows = [{"a": n, "b": "x" * 10} for n in range(40_000)]
+    assert compile_schema({"type": "array", "items": row}).is_valid(rows)
