@@ -879,3 +879,20 @@ def test_the_default_budget_takes_a_table_a_message_can_hold() -> None:
     row = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
     rows = [{"a": n, "b": "x" * 10} for n in range(40_000)]
     assert compile_schema({"type": "array", "items": row}).is_valid(rows)
+
+
+def test_draft_07_ignores_an_id_beside_a_ref() -> None:
+    # Draft-07: "All other properties in a $ref object MUST be ignored", its $id too (it
+    # made the $ref resolve against a.json, where #/definitions/b does not exist).
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": "http://x/root.json",
+        "definitions": {
+            "b": {"type": "integer"},
+            "a": {"$id": "a.json", "$ref": "#/definitions/b"},
+        },
+        "properties": {"p": {"$ref": "#/definitions/a"}},
+    }
+    validator = compile_schema(schema)
+    assert validator.is_valid({"p": 1})
+    assert not validator.is_valid({"p": "s"})

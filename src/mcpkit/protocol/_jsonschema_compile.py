@@ -159,7 +159,8 @@ class _Compiler:
         if self.depth >= _MAX_SCHEMA_DEPTH:
             raise self.fail(loc, f"the schema nests deeper than {_MAX_SCHEMA_DEPTH} levels")
         outer = self.base
-        self.identify(schema, loc)
+        if not (self.draft07 and "$ref" in schema):  # draft-07: $ref hides its siblings
+            self.identify(schema, loc)
         self.depth += 1
         node = self.build(schema, loc)
         self.depth -= 1
