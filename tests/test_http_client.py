@@ -583,6 +583,19 @@ async def test_resume_refused_with_405_or_404(peer: tuple[FakeMCPServer, str]) -
 # --------------------------------------------------------------------------- standalone stream
 
 
+class TwoChanges:
+    """An ``on_list_changed`` callback keeping the kinds; ``both`` is set at the second."""
+
+    def __init__(self) -> None:
+        self.got: list[str] = []
+        self.both = anyio.Event()
+
+    def __call__(self, kind: str) -> None:
+        self.got.append(kind)
+        if len(self.got) == 2:
+            self.both.set()
+
+
 async def test_standalone_stream_delivers_and_reconnects(peer: tuple[FakeMCPServer, str]) -> None:
     fake, url = peer
     changed = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
@@ -593,20 +606,13 @@ async def test_standalone_stream_delivers_and_reconnects(peer: tuple[FakeMCPServ
         reply(500, b"", content_type=None),
         reply(500, b"", content_type=None),
     )
-    got: list[str] = []
-    both = anyio.Event()
-
-    def on_list_changed(kind: str) -> None:
-        got.append(kind)
-        if len(got) == 2:
-            both.set()
-
+    changes = TwoChanges()
     with anyio.fail_after(LIMIT):
-        async with Client(transport(url), on_list_changed=on_list_changed) as client:
-            await both.wait()
+        async with Client(transport(url), on_list_changed=changes) as client:
+            await changes.both.wait()
             gets = await fake.wait_seen("GET", count=4)  # then it gives up
             await client.ping()  # the channel lives on
-    assert got == ["tools", "tools"]
+    assert changes.got == ["tools", "tools"]
     assert "last-event-id" not in gets[0].headers
     assert [g.headers["last-event-id"] for g in gets[1:]] == ["g2", "g3", "g3"]
     assert len(fake.requests("GET")) == 4
@@ -625,17 +631,10 @@ async def test_standalone_stream_refused_resumption_reopens_fresh(
         reply(400, rpc_error(None, -32600, "expired"), content_type="application/json"),
         stream(sse(changed, event_id="h1"), end="hold"),
     )
-    got: list[str] = []
-    both = anyio.Event()
-
-    def on_list_changed(kind: str) -> None:
-        got.append(kind)
-        if len(got) == 2:
-            both.set()
-
+    changes = TwoChanges()
     with anyio.fail_after(LIMIT):
-        async with Client(transport(url), on_list_changed=on_list_changed) as client:
-            await both.wait()
+        async with Client(transport(url), on_list_changed=changes) as client:
+            await changes.both.wait()
             await client.ping()
     gets = fake.requests("GET")
     assert [g.headers.get("last-event-id") for g in gets] == [None, "g1", None]
