@@ -52,20 +52,36 @@ class ResultCache:
 
     Args:
         max_entries: most results kept; the least recently used goes first.
+        max_bytes: most bytes of results kept, likewise (a result larger than a quarter of
+            it is not kept: a server cannot make the client hold what it likes).
         clock: seconds from a monotonic clock (injectable for tests).
 
     Raises:
-        ValueError: ``max_entries`` is not positive.
+        ValueError: ``max_entries`` or ``max_bytes`` is not positive.
     """
 
     def __init__(
-        self, max_entries: int = 256, *, clock: Callable[[], float] = time.monotonic
+        self,
+        max_entries: int = 256,
+        *,
+        max_bytes: int = 32 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
+        if max_entries < 1 or max_bytes < 1:
+            raise ValueError("max_entries and max_bytes must be at least 1")
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self.clock = clock
         self._entries: OrderedDict[tuple[str, bytes], _Entry] = OrderedDict()
+        self._bytes = 0
+        #: Counts invalidations: a result fetched across one is not stored (see mark).
+        self._generation = 0
+
+    def mark(self) -> int:
+        """Take before sending a request; give to :meth:`put` with its result. A result
+        whose request was in flight when a notification made such results stale may
+        already be stale itself (caching.mdx): it is then not stored."""
+        return self._generation
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -86,26 +102,41 @@ class ResultCache:
         if entry is None:
             return None
         if self.clock() >= entry.expires:
-            del self._entries[key]
+            self._drop(key)
             return None
         self._entries.move_to_end(key)
         return entry.raw
 
     def put(
-        self, key: tuple[str, bytes], raw: bytes, ttl_ms: Any, scope: Any, uri: str | None = None
+        self,
+        key: tuple[str, bytes],
+        raw: bytes,
+        ttl_ms: Any,
+        scope: Any,
+        uri: str | None = None,
+        *,
+        mark: int | None = None,
     ) -> None:
         """Store a complete result for ``ttl_ms`` milliseconds. A missing, non-integer or
-        non-positive ``ttl_ms`` means immediately stale: nothing is stored."""
+        non-positive ``ttl_ms`` means immediately stale: nothing is stored; nor is it when
+        an invalidation came after ``mark`` (see :meth:`mark`), or it is too large."""
+        self._drop(key)
         if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0:
-            self._entries.pop(key, None)
+            return
+        if (mark is not None and mark != self._generation) or len(raw) * 4 > self.max_bytes:
             return
         scope = scope if scope in ("public", "private") else "private"
         # Capped: a number of hundreds of digits does not fit a float (OverflowError).
         ttl_s = min(ttl_ms, _MAX_TTL_MS) / 1000.0
         self._entries[key] = _Entry(raw, self.clock() + ttl_s, scope, uri)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        self._bytes += len(raw)
+        while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: tuple[str, bytes]) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= len(entry.raw)
 
     def invalidate(self, notification: str, uri: str | None = None) -> None:
         """Drop what ``notification`` makes stale: the matching list results, or the reads
@@ -119,9 +150,12 @@ class ResultCache:
         else:
             methods = _INVALIDATES.get(notification, ())
             doomed = [key for key in self._entries if key[0] in methods]
+        self._generation += 1
         for key in doomed:
-            del self._entries[key]
+            self._drop(key)
 
     def clear(self) -> None:
         """Forget everything."""
+        self._generation += 1
         self._entries.clear()
+        self._bytes = 0

@@ -15,6 +15,7 @@ from msgspec import UNSET
 from .._version import __version__
 from ..aio import Endpoint, MessageChannel, ProgressCallback
 from ..exceptions import (
+    ConnectionClosedError,
     LocalProtocolError,
     MessageNotDelivered,
     RemoteProtocolError,
@@ -233,12 +234,20 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         """Connect, and find the server's era (``server/discover``, else ``initialize``).
 
         Raises:
-            LocalProtocolError: an unusable URL.
+            LocalProtocolError: an unusable URL, or the client is already connected.
             TransportError: the transport could not connect.
             RPCError: the server refused ``initialize``.
             RemoteProtocolError: the server chose an unsupported protocol version, or
                 (``era="2026-07-28"``) does not speak the stateless era.
         """
+        if self._stack is not None:
+            raise LocalProtocolError("the client is already connected")
+        # A new connection starts clean: what the last one learned of its server (a 2026
+        # server, an initialize result, cached results) is not this one's. (The era found
+        # stays a hint: a 2026 server is probed again, a handshake-era one is not.)
+        self._modern = self._init = None
+        if self.cache is not None:
+            self.cache.clear()
         # fast_acquire: a free slot is taken without a trip through the event loop.
         self._limiter = anyio.Semaphore(self._max_concurrent, fast_acquire=True)
         target = self._transport
@@ -346,6 +355,8 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         """
         if self._endpoint is None or self._limiter is None:
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
+        if self._endpoint.closed:  # (before a cached 2026 result could answer)
+            raise ConnectionClosedError("the connection closed")
         if self._modern is not None:
             raw: bytes = await self._modern_request(
                 method, params, timeout, max_timeout, on_progress

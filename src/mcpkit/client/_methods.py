@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
@@ -145,7 +146,8 @@ class ClientMethods:
         what: str,
     ) -> AsyncIterator[Any]:
         cursor: str | None = None
-        seen: set[str] = set()
+        # Digests, not the cursors: 10,000 pages of 16 MiB cursors would be kept otherwise.
+        seen: set[bytes] = set()
         for _ in range(_MAX_PAGES):
             page = await fetch(cursor)
             for item in items(page):
@@ -153,9 +155,10 @@ class ClientMethods:
             next_cursor = page.next_cursor
             if isinstance(next_cursor, UnsetType):
                 return
-            if next_cursor in seen:
+            digest = hashlib.blake2b(next_cursor.encode(), digest_size=16).digest()
+            if digest in seen:
                 raise RemoteProtocolError(f"the server repeated a {what} pagination cursor")
-            seen.add(next_cursor)
+            seen.add(digest)
             cursor = next_cursor
         raise RemoteProtocolError(f"more than {_MAX_PAGES} pages of {what}")
 

@@ -163,6 +163,8 @@ async def discover(
             return f"server/discover was refused ({exc})"
         except RequestTimeoutError:
             return f"server/discover got no answer within {timeout} s"
+        except RemoteProtocolError as exc:  # e.g. a result that is not an object
+            return f"server/discover got an answer that is not a discover result ({exc})"
         except MessageNotDelivered as exc:
             # streamable-http.mdx "Backward Compatibility": a 4xx without a modern error
             # body means a legacy server; authentication failures, 5xx and unreachable

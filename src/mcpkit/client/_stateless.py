@@ -75,10 +75,12 @@ class Stateless(SlotSending):
             raise LocalProtocolError(str(exc)) from None
         cache = self.cache
         key = cache.key(method, built) if cache is not None else None
+        mark = None
         if cache is not None and key is not None:
             cached = cache.get(key)
             if cached is not None:
                 return cached
+            mark = cache.mark()
 
         async def send(current: dict[str, Any]) -> bytes:
             return await self._request_once(method, current, timeout, max_timeout, on_progress)
@@ -97,6 +99,11 @@ class Stateless(SlotSending):
         if cache is not None and key is not None and not retried:
             uri = built.get("uri") if method == "resources/read" else None
             cache.put(
-                key, raw, kind.ttl_ms, kind.cache_scope, uri if isinstance(uri, str) else None
+                key,
+                raw,
+                kind.ttl_ms,
+                kind.cache_scope,
+                uri if isinstance(uri, str) else None,
+                mark=mark,
             )
         return raw
