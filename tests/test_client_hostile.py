@@ -3,7 +3,8 @@ pagination keeps a digest per cursor (not the cursor: 10,000 pages of 1 MB curso
 10 GB); the result cache stores nothing fetched across an invalidation and holds a bounded
 number of bytes; a client is entered once at a time and starts each connection clean; a
 closed client answers nothing from its cache; a discover probe answered with a non-object
-falls back to initialize; a timeout must be positive (``client/*.py``)."""
+falls back to initialize; a timeout must be positive; ``max_timeout`` bounds the wait for
+notification callbacks too (``client/*.py``)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ import pytest
 from mcpkit.aio import memory_channel_pair
 from mcpkit.client import Client, ResultCache
 from mcpkit.exceptions import ConnectionClosedError, LocalProtocolError
-from mcpkit.server import LowLevelServer, Server
+from mcpkit.server import LowLevelServer, RequestContext, Server
 from mcpkit.testing import connect_memory
-from mcpkit.types import ListToolsResult
+from mcpkit.types import ListToolsResult, Tool
 
 pytestmark = pytest.mark.anyio
 
@@ -123,3 +124,25 @@ async def test_timeouts_must_be_positive(timeout: float) -> None:
     async with connect_memory(LowLevelServer("x")) as client:
         with pytest.raises(LocalProtocolError, match="positive"):
             await client.request("ping", {}, dict, timeout=timeout)
+
+
+async def test_max_timeout_bounds_the_wait_for_callbacks_too() -> None:
+    # The answer waits for the callbacks of the notifications that came before it, but
+    # not past the call's absolute bound: a slow callback held the call for 8 s.
+    server = LowLevelServer("logs")
+
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.log("info", "before the answer")
+        return "done"
+
+    server.add_tool(Tool(name="chatty", input_schema={"type": "object"}), chatty)
+    release = anyio.Event()
+
+    async def slow_callback(record: Any) -> None:
+        await release.wait()
+
+    async with connect_memory(server, era="handshake", on_log=slow_callback) as client:
+        with anyio.fail_after(5):
+            result = await client.call_tool("chatty", max_timeout=0.3)
+        release.set()
+    assert result.content[0].text == "done"  # type: ignore[union-attr]

@@ -357,6 +357,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
         if self._endpoint.closed:  # (before a cached 2026 result could answer)
             raise ConnectionClosedError("the connection closed")
+        started = anyio.current_time()
         if self._modern is not None:
             raw: bytes = await self._modern_request(
                 method, params, timeout, max_timeout, on_progress
@@ -372,8 +373,13 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                 raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
         callbacks = self._callbacks
         if callbacks is not None and callbacks.pending:
-            # The notifications that came before the answer reach their callbacks first.
-            await callbacks.caught_up()
+            # The notifications that came before the answer reach their callbacks first,
+            # within the call's absolute bound (a slow callback, or a server sending many
+            # notifications ahead of each answer, does not stretch it; they go on).
+            hard = self.max_timeout if isinstance(max_timeout, msgspec.UnsetType) else max_timeout
+            left = None if hard is None else max(hard - (anyio.current_time() - started), 0)
+            with anyio.move_on_after(left):
+                await callbacks.caught_up()
         try:
             return msgspec.json.decode(raw, type=result_type)
         except msgspec.ValidationError as exc:
