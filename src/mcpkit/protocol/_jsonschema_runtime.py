@@ -337,7 +337,10 @@ def type_check(names: Sequence[str]) -> Check:
 def enum_check(values: Sequence[Any], keyword: str) -> Check:
     """``enum`` and ``const`` with JSON equality, through a set of :func:`json_key` keys."""
     keys = {json_key(value) for value in values}
-    containers = any(json_type(value) in (list, dict) for value in values)
+    # The kind and size of each array or object allowed: an instance of another shape is
+    # refused without computing its key (which costs as much as the instance is large).
+    shapes = {(json_type(v), len(v)) for v in values if json_type(v) in (list, dict)}
+    containers = bool(shapes)
     if keyword == "const":
         wanted = show(values[0])
     else:
@@ -349,10 +352,13 @@ def enum_check(values: Sequence[Any], keyword: str) -> Check:
         if t is str or t is int or t is float or inst is None:
             if inst in keys:
                 return True
-        elif (containers or json_type(inst) not in (list, dict)) and key_or_exceeded(
-            inst, path
-        ) in keys:
-            return True
+        else:
+            kind = json_type(inst)
+            if kind not in (list, dict):
+                if key_or_exceeded(inst, path) in keys:
+                    return True
+            elif containers and (kind, len(inst)) in shapes and key_or_exceeded(inst, path) in keys:
+                return True
         if ctx.collect:
             ctx.add(path, keyword, f"{field(path)} must be {wanted}, got {show(inst)}")
         return False
