@@ -22,6 +22,7 @@ from ._fdwait import FdReader
 from ._flag import Flag
 from ._groups import single_errors
 from ._route import ReplyRoute, current_route, detached_context
+from ._workers import run_in_worker
 
 __all__ = [
     "single_errors",
@@ -48,4 +49,5 @@ __all__ = [
     "current_route",
     "detached_context",
     "memory_channel_pair",
+    "run_in_worker",
 ]

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio.to_thread
 from msgspec import UNSET
 
+from ..aio import run_in_worker
 from ..exceptions import LocalProtocolError, RPCError
 from ..types import (
     AudioContent,
@@ -135,7 +135,7 @@ class PromptRegistry:
         if entry.schema.is_async:
             value = await entry.fn(**kwargs)
         else:
-            value = await anyio.to_thread.run_sync(functools.partial(entry.fn, **kwargs))
+            value = await run_in_worker(functools.partial(entry.fn, **kwargs))
         if isinstance(value, GetPromptResult):
             return value
         description = entry.prompt.description

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio.to_thread
 from msgspec import UNSET
 
+from ..aio import run_in_worker
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import UriTemplate
 from ..types import (
@@ -204,7 +204,7 @@ async def _call(
         kwargs[schema.context_param] = ctx
     if schema.is_async:
         return await fn(**kwargs)
-    return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+    return await run_in_worker(functools.partial(fn, **kwargs))
 
 
 def to_contents(uri: str, value: Any, mime_type: Any = UNSET) -> list[ResourceContents]:

@@ -16,11 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import anyio
-import anyio.to_thread
 import msgspec
 from msgspec import UNSET
 
+from ..aio import run_in_worker
 from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError, ToolError
 from ..protocol import ParamHeader, SchemaValidator, compile_schema, param_headers
 from ..types import (
@@ -209,7 +208,7 @@ class ToolRegistry:
             if entry.is_async:
                 value = await entry.fn(**kwargs)
             else:
-                value = await anyio.to_thread.run_sync(functools.partial(entry.fn, **kwargs))
+                value = await run_in_worker(functools.partial(entry.fn, **kwargs))
             return self._result(entry, value)
         except RPCError as exc:
             if not exc.received:

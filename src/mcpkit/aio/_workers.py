@@ -1,0 +1,44 @@
+"""Running a handler's synchronous function in a worker thread, bounded.
+
+anyio's ``to_thread.run_sync`` shields its wait for the thread from anyio cancellation,
+and its limiter (40 threads by default) bounds the threads. On asyncio a request is
+cancelled natively (``task.cancel()``), which the shield does not stop: the caller went
+away, the limiter's slot came back, and the thread ran on. A peer that called a blocking
+sync tool and cancelled, over and over, made one more thread each time. Here the wait
+runs in a task of its own, which keeps the slot until the function returns; a cancelled
+caller stops waiting at once (its answer is not wanted). On trio cancellation goes through
+the shield: the caller waits, and keeps its slot, until the function returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio.to_thread
+
+from ._endpoint import _running_asyncio_loop
+
+__all__ = ["run_in_worker"]
+
+T = TypeVar("T")
+
+
+def _retrieve(task: asyncio.Task[object]) -> None:
+    if not task.cancelled():
+        task.exception()  # (the caller left: nobody else will read it)
+
+
+async def run_in_worker(fn: Callable[[], T]) -> T:
+    """``fn()`` in a worker thread (see the module docstring).
+
+    Raises:
+        Exception: what ``fn`` raised.
+    """
+    loop = _running_asyncio_loop()
+    if loop is None:
+        return await anyio.to_thread.run_sync(fn)
+    task = loop.create_task(anyio.to_thread.run_sync(fn))
+    task.add_done_callback(_retrieve)
+    return await asyncio.shield(task)
