@@ -142,3 +142,21 @@ async def test_a_file_over_the_default_bound_is_refused_clearly(tmp_path: Path) 
     async with connect_memory(server, era="handshake") as client:
         with pytest.raises(RPCError, match="allowed"):
             await client.read_resource("files://big.bin")
+
+
+async def test_a_hand_given_output_schema_is_held_even_with_a_return_annotation() -> None:
+    # The result was checked against the annotation only; what the client was promised
+    # (the hand-given schema) was not kept, and the client refused the whole call.
+    server = Server("hand")
+    promised = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    @server.tool(output_schema=promised)
+    def counts(with_n: bool) -> dict[str, int]:
+        return {"n": 1} if with_n else {"m": 1}
+
+    async with connect_memory(server, protocol_version="2025-11-25") as client:
+        good = await client.call_tool("counts", {"with_n": True})
+        bad = await client.call_tool("counts", {"with_n": False})
+    assert good.structured_content == {"n": 1}
+    assert bad.is_error is True
+    assert "invalid result" in bad.content[0].text  # type: ignore[union-attr]

@@ -266,10 +266,14 @@ class ToolRegistry:
             # Blocks returned under a data annotation (``-> list[Any]``): they are the
             # content, and, as data, the structured content its schema promises.
             structured = schema.structure(value)
+            if entry.tool.output_schema is not schema.output_schema:
+                _conform(validator, structured)
             return CallToolResult(content=to_content(value), structured_content=structured)
         if validator is not None:
             if schema is not None and schema.output_schema is not None:
                 structured = schema.structure(value)
+                if entry.tool.output_schema is not schema.output_schema:
+                    _conform(validator, structured)  # the schema advertised is a hand-given one
             else:  # a hand-given output schema: the value as it is, checked against it
                 try:
                     structured = msgspec.to_builtins(value)
