@@ -6,7 +6,7 @@ integral float is an integer ("integer" is any number with a zero fraction, JSON
 from __future__ import annotations
 
 import typing
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -20,27 +20,34 @@ def is_set(tp: Any) -> bool:
     return tp in (set, frozenset) or typing.get_origin(tp) in (set, frozenset)
 
 
+def _whole(text: str) -> int | float:
+    number = float(text)
+    return int(number) if number.is_integer() else number
+
+
+# Re-decoding with a float hook: no Python recursion, whatever the depth the decoder's
+# limits let through (a recursive walk reached RecursionError at about 335 levels).
+_WHOLE: Final = msgspec.json.Decoder(float_hook=_whole)
+
+
 def integral(value: Any) -> Any:
-    """``value`` with every float that has no fraction made an int."""
-    kind = type(value)
-    if kind is float:
-        return int(value) if value.is_integer() else value
-    if kind is dict:
-        return {key: integral(item) for key, item in value.items()}
-    if kind is list:
-        return [integral(item) for item in value]
-    return value
+    """``value`` (decoded JSON) with every float that has no fraction made an int."""
+    return _WHOLE.decode(msgspec.json.encode(value))
 
 
 def has_integral_float(value: Any) -> bool:
     """Whether a decoded JSON value holds a float with no fraction anywhere."""
-    kind = type(value)
-    if kind is float:
-        return bool(value.is_integer())
-    if kind is dict:
-        return any(has_integral_float(item) for item in value.values())
-    if kind is list:
-        return any(has_integral_float(item) for item in value)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is float:
+            if item.is_integer():
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
     return False
 
 
