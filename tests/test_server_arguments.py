@@ -1,13 +1,17 @@
 """Tool arguments as deep as the server's limits let through are bound or refused like
 any others: the integral-float retry (3.0 is an integer) walks them without recursion
-(about 335 levels gave RecursionError, answered -32603; ``server/_argvalues.py``)."""
+(about 335 levels gave RecursionError, answered -32603; ``server/_argvalues.py``). A
+``ToolError`` raised in a task group the tool runs reaches the model as one raised
+directly does."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
+from mcpkit.exceptions import ToolError
 from mcpkit.protocol import Limits
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
@@ -35,3 +39,22 @@ async def test_deep_arguments_are_bound_or_refused_as_arguments(n: Any, refused:
     text = result.content[0].text  # type: ignore[union-attr]
     assert (result.is_error is True) is refused, text
     assert ("'n'" in text) if refused else text == "ok"
+
+
+@pytest.mark.parametrize("mask_errors", [False, True])
+async def test_tool_errors_raised_in_a_task_group_reach_the_model(mask_errors: bool) -> None:
+    server = Server("grouped", mask_errors=mask_errors)
+
+    @server.tool()
+    async def grouped() -> str:
+        async def look_up() -> None:
+            raise ToolError("unknown city 'Atlantis'; try 'Paris'")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(look_up)
+        return "unreachable"
+
+    async with connect_memory(server, era="handshake") as client:
+        result = await client.call_tool("grouped")
+    assert result.is_error is True
+    assert result.content[0].text == "unknown city 'Atlantis'; try 'Paris'"  # type: ignore[union-attr]

@@ -222,6 +222,9 @@ class ToolRegistry:
             )
             return _error(f"Tool {name!r} returned an invalid result")
         except Exception as exc:
+            reported = _tool_errors(exc)
+            if reported:  # ToolErrors raised in a task group the tool ran
+                return _error("; ".join(str(error) for error in reported))
             if isinstance(exc, ConnectionClosedError):
                 # Most often the client left while the tool was asking it something
                 # (sampling, elicitation) or telling it (progress, logs): ordinary churn,
@@ -288,6 +291,23 @@ class ToolRegistry:
 
 
 _NO_STRUCTURED: Final = "the tool declares an outputSchema but returned no structured content"
+
+
+def _tool_errors(exc: BaseException) -> list[ToolError]:
+    """The ToolErrors an exception group holds, when it holds nothing else."""
+    inner = getattr(exc, "exceptions", None)  # (BaseExceptionGroup, also 3.10's backport)
+    if not isinstance(inner, tuple) or not inner:
+        return []
+    found: list[ToolError] = []
+    for error in inner:
+        if isinstance(error, ToolError):
+            found.append(error)
+        else:
+            nested = _tool_errors(error)
+            if not nested:
+                return []
+            found.extend(nested)
+    return found
 
 
 def _conform(validator: SchemaValidator, structured: Any) -> None:
