@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpkit.exceptions import ToolError
+from mcpkit.exceptions import LocalProtocolError, ToolError
 from mcpkit.protocol import Limits
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
@@ -58,3 +58,26 @@ async def test_tool_errors_raised_in_a_task_group_reach_the_model(mask_errors: b
         result = await client.call_tool("grouped")
     assert result.is_error is True
     assert result.content[0].text == "unknown city 'Atlantis'; try 'Paris'"  # type: ignore[union-attr]
+
+
+def test_a_generator_with_a_hand_given_schema_is_refused_at_registration() -> None:
+    def gen(**arguments: Any) -> Any:
+        yield "no"
+
+    with pytest.raises(LocalProtocolError, match="generator"):
+        Server("gen").tool(input_schema={"type": "object"})(gen)
+
+
+async def test_an_object_with_an_async_call_and_a_hand_given_schema_is_awaited() -> None:
+    class Greeter:
+        __name__ = "greet"
+
+        async def __call__(self, **arguments: Any) -> str:
+            return f"hello {arguments['who']}"
+
+    server = Server("objects")
+    schema = {"type": "object", "properties": {"who": {"type": "string"}}}
+    server.tool(input_schema=schema)(Greeter())
+    async with connect_memory(server, era="handshake") as client:
+        result = await client.call_tool("greet", {"who": "Ada"})
+    assert result.content[0].text == "hello Ada"  # type: ignore[union-attr]

@@ -21,6 +21,7 @@ from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, MCPError
 from ._argvalues import has_integral_float, integral, is_set, unique
+from ._callables import callable_kind
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
 from ._results import ResultError, Structurer, is_content_sequence, output_for
@@ -278,11 +279,7 @@ def function_schema(
     label = name or getattr(fn, "__name__", None)
     if not label:
         raise LocalProtocolError(f"{fn!r} has no __name__; pass name=")
-    target = fn
-    while isinstance(target, functools.partial):
-        target = target.func
-    if inspect.isgeneratorfunction(target) or inspect.isasyncgenfunction(target):
-        raise LocalProtocolError(f"{label!r} is a generator; a tool must return its result")
+    target, is_async = callable_kind(fn, label)
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
@@ -359,8 +356,7 @@ def function_schema(
         wraps_result=structurer is not None and structurer.wraps,
         returns_content=is_content_sequence(returns),
         context_param=context_param,
-        is_async=inspect.iscoroutinefunction(target)
-        or inspect.iscoroutinefunction(getattr(target, "__call__", None)),  # noqa: B004
+        is_async=is_async,
         parameters=tuple(infos),
         _binder=_Binder(label, types, adapters, set(required), input_schema, strict),
         _structurer=structurer,

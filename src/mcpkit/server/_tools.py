@@ -35,6 +35,7 @@ from ..types import (
     Tool,
     ToolAnnotations,
 )
+from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
@@ -123,8 +124,10 @@ class ToolRegistry:
             # leave additional properties open: the function takes them all as **kwargs.
             schema = None
             context_param = _context_param(fn)
-            is_async = inspect.iscoroutinefunction(fn)
-            tool_name = name or fn.__name__
+            tool_name = name or getattr(fn, "__name__", "")
+            if not tool_name:
+                raise LocalProtocolError(f"{fn!r} has no __name__; pass name=")
+            is_async = callable_kind(fn, tool_name)[1]
             tool_description = description or _summary(fn)
             derived_output = None
         else:
