@@ -25,20 +25,26 @@ __all__ = ["run_in_worker"]
 T = TypeVar("T")
 
 
-def _retrieve(task: asyncio.Task[object]) -> None:
-    if not task.cancelled():
-        task.exception()  # (the caller left: nobody else will read it)
+async def _outcome(fn: Callable[[], T]) -> tuple[bool, T | BaseException]:
+    # The task reports what happened instead of raising it: a BaseException leaving an
+    # asyncio task (SystemExit from a sys.exit() in the function) would stop the loop.
+    try:
+        return True, await anyio.to_thread.run_sync(fn)
+    except BaseException as exc:
+        return False, exc
 
 
 async def run_in_worker(fn: Callable[[], T]) -> T:
     """``fn()`` in a worker thread (see the module docstring).
 
     Raises:
-        Exception: what ``fn`` raised.
+        BaseException: what ``fn`` raised (``SystemExit`` included).
     """
     loop = _running_asyncio_loop()
     if loop is None:
         return await anyio.to_thread.run_sync(fn)
-    task = loop.create_task(anyio.to_thread.run_sync(fn))
-    task.add_done_callback(_retrieve)
-    return await asyncio.shield(task)
+    ok, value = await asyncio.shield(loop.create_task(_outcome(fn)))
+    if ok:
+        return value  # type: ignore[return-value]
+    assert isinstance(value, BaseException)
+    raise value
