@@ -81,3 +81,26 @@ async def test_an_object_with_an_async_call_and_a_hand_given_schema_is_awaited()
     async with connect_memory(server, era="handshake") as client:
         result = await client.call_tool("greet", {"who": "Ada"})
     assert result.content[0].text == "hello Ada"  # type: ignore[union-attr]
+
+
+async def test_integral_floats_become_ints_only_where_an_int_is_expected() -> None:
+    server = Server("integral")
+
+    @server.tool()
+    def quote(data: dict[str, Any], qty: int) -> str:
+        return f"{data['price']!r} x {qty!r}"
+
+    @server.tool()
+    def pair(n: int, m: int) -> str:
+        return f"{n!r} {m!r}"
+
+    async with connect_memory(server, era="handshake") as client:
+        # 2.0 for an int is 2; the float in a dict[str, Any] stays a float.
+        quoted = await client.call_tool("quote", {"data": {"price": 5.0}, "qty": 2.0})
+        assert quoted.content[0].text == "5.0 x 2"  # type: ignore[union-attr]
+        # n=3.0 is a fine integer: only m is reported.
+        refused = await client.call_tool("pair", {"n": 3.0, "m": "x"})
+    assert refused.is_error is True
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert "'m'" in text
+    assert "'n'" not in text

@@ -6,11 +6,12 @@ integral float is an integer ("integer" is any number with a zero fraction, JSON
 from __future__ import annotations
 
 import typing
+from collections.abc import Container, Mapping
 from typing import Any, Final
 
 import msgspec
 
-__all__ = ["has_integral_float", "integral", "is_set", "unique"]
+__all__ = ["has_integral_float", "integral", "integral_where_needed", "is_set", "unique"]
 
 
 def is_set(tp: Any) -> bool:
@@ -49,6 +50,32 @@ def has_integral_float(value: Any) -> bool:
         elif kind is list:
             stack.extend(item)
     return False
+
+
+def integral_where_needed(
+    arguments: dict[str, Any], types: Mapping[str, Any], strict: bool, opaque: Container[str]
+) -> dict[str, Any]:
+    """``arguments`` with integral floats made ints only in the arguments whose type needs
+    it (an ``int`` given as 3.0), not in the others (a float in a ``dict[str, Any]`` stays
+    a float). An argument in ``opaque`` (a pydantic model) is converted whole."""
+    adjusted = dict(arguments)
+    for name, value in arguments.items():
+        if name not in types or not has_integral_float(value):
+            continue
+        whole = integral(value)
+        if name in opaque or (
+            not _fits(value, types[name], strict) and _fits(whole, types[name], strict)
+        ):
+            adjusted[name] = whole
+    return adjusted
+
+
+def _fits(value: Any, tp: Any, strict: bool) -> bool:
+    try:
+        msgspec.convert(value, tp, strict=strict, str_keys=True)
+    except msgspec.ValidationError:
+        return False
+    return True
 
 
 def unique(items: list[Any]) -> list[Any]:

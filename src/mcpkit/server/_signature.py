@@ -20,7 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, MCPError
-from ._argvalues import has_integral_float, integral, is_set, unique
+from ._argvalues import has_integral_float, integral_where_needed, is_set, unique
 from ._callables import callable_kind
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
@@ -189,11 +189,13 @@ class _Binder:
             # JSON Schema's "integer" includes 3.0, which some clients send: try again.
             if not has_integral_float(arguments):
                 raise ArgumentError(self._explain(arguments)) from None
-            whole = integral(arguments)
+            whole = integral_where_needed(
+                arguments, self._types, self._strict, dict(self._pydantic)
+            )
             try:
                 struct = msgspec.convert(whole, self._struct, strict=self._strict, str_keys=True)
             except msgspec.ValidationError:
-                raise ArgumentError(self._explain(arguments)) from None
+                raise ArgumentError(self._explain(whole)) from None
         for name in self._sets:
             given = arguments.get(name)
             if isinstance(given, list) and len(given) != len(unique(given)):
