@@ -41,7 +41,7 @@ class SlotSending:
         hard = self.max_timeout if isinstance(max_timeout, msgspec.UnsetType) else max_timeout
         # Waiting for a slot (max_concurrent_requests) counts against both timeouts: the
         # caller's bound covers the whole call, queue included.
-        if any(t is not None and not t > 0 for t in (idle, hard)):  # (NaN too)
+        if (idle is not None and not idle > 0) or (hard is not None and not hard > 0):  # NaN too
             raise LocalProtocolError(f"timeouts must be positive seconds or None: {idle}, {hard}")
         bound = min((t for t in (idle, hard) if t is not None), default=math.inf)
         waited = 0.0
