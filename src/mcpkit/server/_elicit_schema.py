@@ -125,13 +125,17 @@ def _field(
     return _check(name, prop)
 
 
-def _check(name: str, prop: dict[str, Any]) -> dict[str, Any]:
+def _refuse_unknown(name: str, prop: Mapping[str, Any]) -> None:
     unknown = set(prop) - _ALLOWED
     if unknown:
         raise LocalProtocolError(
             f"elicitation field {name!r} uses {sorted(unknown)}, which requestedSchema does "
             "not allow"
         )
+
+
+def _check(name: str, prop: dict[str, Any]) -> dict[str, Any]:
+    _refuse_unknown(name, prop)
     if "format" in prop and prop["format"] not in _FORMATS:
         # A type msgspec describes with a format the form cannot carry (a UUID, a
         # Decimal, a duration): the field stays a string, and the answer is converted.
@@ -169,7 +173,7 @@ def check_form(schema: Mapping[str, Any]) -> dict[str, Any]:
                 f"elicitation field {name!r}: format {prop['format']!r} is not one of "
                 f"{', '.join(sorted(_FORMATS))}"
             )
-        _check(name, dict(prop))
+        _refuse_unknown(name, prop)
     return dict(schema)
 
 
