@@ -27,6 +27,14 @@ pytestmark = pytest.mark.anyio
 
 LIMIT: Final = 10.0
 
+#: Telling a stray CancelledError from a real cancellation needs Task.cancelling()
+#: (Python 3.11+). On 3.10 the server cannot tell them apart, and the call is answered
+#: when it times out instead (documented in aio/_calls.py); there is nothing to test.
+STRAY_NEEDS_3_11 = pytest.mark.skipif(
+    sys.version_info < (3, 11),
+    reason="stray cancellation is told apart with Task.cancelling() (3.11+)",
+)
+
 
 def build() -> Server:
     server = Server("escapes", "1.0")
@@ -95,7 +103,7 @@ async def test_sys_exit_in_a_resource_is_an_internal_error() -> None:
             assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() is 3.11+")
+@STRAY_NEEDS_3_11
 async def test_a_stray_cancellation_is_answered_at_once() -> None:
     with anyio.fail_after(LIMIT):
         async with connect_memory(build(), timeout=LIMIT) as client:
@@ -105,7 +113,7 @@ async def test_a_stray_cancellation_is_answered_at_once() -> None:
             assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() is 3.11+")
+@STRAY_NEEDS_3_11
 @pytest.mark.parametrize("json_response", [True, False], ids=["json", "sse"])
 async def test_a_stray_cancellation_over_http_is_answered(json_response: bool) -> None:
     """Over HTTP the handler runs in the POST's own task: the POST gets its answer."""
