@@ -158,17 +158,21 @@ async def refuse_media_type(send: Send, cors: Iterable[tuple[bytes, bytes]]) -> 
     )
 
 
-def check_security(security: TransportSecurity, headers: Headers) -> tuple[int, str] | None:
+def check_security(
+    security: TransportSecurity, headers: Headers, *, host_status: int = 421
+) -> tuple[int, str] | None:
     """Apply DNS-rebinding protection; returns ``(status, reason)`` to refuse with.
 
     A Host outside the allowlist gets 421 Misdirected Request (RFC 9110 15.5.20: this
-    server does not answer for that name); a present but unlisted Origin gets 403
-    (``basic/transports.mdx`` 2025-11-25, "Security Warning").
+    server does not answer for that name), or ``host_status`` (403: a binding with one
+    refusal status); a present but unlisted Origin gets 403 (``basic/transports.mdx``
+    2025-11-25, "Security Warning").
     """
     host = headers.get(b"host")
     if b"host" in headers.duplicated or not security.host_allowed(host):
         shown = "(none)" if host is None else repr(host.decode("latin-1"))[:80]
-        return 421, f"Misdirected Request: host {shown} is not allowed"
+        phrase = "Misdirected Request" if host_status == 421 else "Forbidden"
+        return host_status, f"{phrase}: host {shown} is not allowed"
     origin = headers.get(b"origin")
     if b"origin" in headers.duplicated or not security.origin_allowed(origin):
         shown = repr((origin or b"").decode("latin-1"))[:80]

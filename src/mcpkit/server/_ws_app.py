@@ -241,11 +241,10 @@ class WebSocketApp:
             await send({"type": "websocket.close", "code": _POLICY})
 
     def _check_handshake(self, scope: Scope) -> tuple[int, str] | None:
-        refusal = check_security(self.security, Headers(scope["headers"]))
+        # 403 for Host as well: a handshake refusal is one status in the binding.
+        refusal = check_security(self.security, Headers(scope["headers"]), host_status=403)
         if refusal is not None:
-            # 403 for Host as well: a handshake refusal is one status in the binding
-            # (so not "Misdirected Request", the reason of the 421 it replaces).
-            return 403, refusal[1].replace("Misdirected Request", "Forbidden", 1)
+            return refusal
         if not self._matches(scope):
             return 404, f"Not Found: the WebSocket endpoint is {self.path}"
         offered: list[str] = scope.get("subprotocols") or []
