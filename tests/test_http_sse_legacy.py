@@ -700,3 +700,27 @@ async def test_channel_is_its_own_transport(everything: LowLevelServer) -> None:
         assert isinstance(channel, SSEChannel)
         async with Client(channel) as client:
             assert texts(await client.call_tool("echo", {"text": "x"})) == ["x"]
+
+
+async def test_an_unexpected_failure_while_reading_ends_the_stream_cleanly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A failure that is not an HTTP error (here: the body stream of a custom transport)
+    # ends the stream, as a broken connection does; it does not escape from the reader
+    # task into the caller's task group.
+    async def body() -> AsyncIterator[bytes]:
+        yield encode_event(b"/messages?session_id=x", event="endpoint")
+        yield encode_event(b'{"jsonrpc":"2.0","method":"x/y"}')
+        raise RuntimeError("decoder bug")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        transport = SSETransport("http://127.0.0.1:9/sse", http_client=http)
+        with anyio.fail_after(LIMIT):
+            async with transport.connect() as channel:
+                assert await channel.receive() == b'{"jsonrpc":"2.0","method":"x/y"}'
+                with pytest.raises(anyio.EndOfStream):
+                    await channel.receive()
+    assert "failed unexpectedly" in caplog.text

@@ -224,6 +224,11 @@ class SSEChannel:
                 logger.debug("the server ended the SSE stream")
         except (httpx.HTTPError, httpx.StreamError) as exc:
             logger.debug("SSE stream from %s broke: %s", self._t.url, exc)
+        except Exception:
+            # Anything else is a bug (ours or a library's): the stream ends as if broken,
+            # so pending calls fail promptly instead of the error tearing down the
+            # caller's task group from a background task.
+            logger.exception("SSE stream from %s failed unexpectedly", self._t.url)
         finally:
             self._in_send.close()  # the session's receive sees the end of the stream
             if not self._ready.is_set():
