@@ -387,3 +387,39 @@ async def test_client_keeps_its_requests_under_the_server_cap() -> None:
             for _ in range(40):
                 tg.start_soon(call)
     assert results == ["ok"] * 40
+
+
+async def test_client_connects_to_a_server_object_in_process() -> None:
+    # Client(server): the in-memory connection, like the other SDKs' Client(server).
+    from mcpkit.server import Server
+
+    app = Server("app")
+
+    @app.tool()
+    def shout(text: str) -> str:
+        return text.upper()
+
+    for server in (build_server(), app):
+        client = Client(server)
+        for _ in range(2):  # a client may connect again: a new session each time
+            async with client:
+                assert client.server_info.name in ("test", "app")
+                assert len(server.sessions) == 1
+                if server is app:
+                    result = await client.call_tool("shout", {"text": "hi"})
+                    assert result.content == [TextContent(text="HI")]
+            assert not server.sessions  # the in-process connection ended with the client
+
+
+async def test_an_error_in_the_body_propagates_as_itself_from_an_in_process_client() -> None:
+    with pytest.raises(KeyError, match="mine"):
+        async with Client(build_server()):
+            raise KeyError("mine")
+
+
+@pytest.mark.parametrize("target", [object(), 42, b"http://127.0.0.1/mcp", None])
+def test_client_refuses_what_it_cannot_connect_to(target: Any) -> None:
+    # (a server-like object without serve() used to fail on entry with an AttributeError
+    # from a background task, inside an exception group)
+    with pytest.raises(LocalProtocolError, match="a Client connects to"):
+        Client(target)

@@ -7,14 +7,14 @@ import logging
 import time
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 import anyio
 import msgspec
 from msgspec import UNSET
 
 from .._version import __version__
-from ..aio import Endpoint, MessageChannel, ProgressCallback
+from ..aio import Endpoint, ProgressCallback
 from ..exceptions import (
     ConnectionClosedError,
     LocalProtocolError,
@@ -45,6 +45,7 @@ from ._callbacks import (
 )
 from ._handshake import Handshake
 from ._info import ServerInfo
+from ._inprocess import ClientTransport, Target, check_target, open_channel
 from ._lenient import lenient_decode
 from ._listen import ListenMethods, ListenStream
 from ._methods import ClientMethods, Timeout
@@ -65,15 +66,6 @@ logger = logging.getLogger("mcpkit.client")
 #: Bound on the ``server/discover`` probe: a legacy server may never answer it
 #: (``basic/transports/stdio.mdx`` "Backward Compatibility": no answer means legacy).
 PROBE_TIMEOUT = 10.0
-
-
-@runtime_checkable
-class ClientTransport(Protocol):
-    """Something that can open a message channel to a server, e.g. :class:`StdioTransport`."""
-
-    def connect(self) -> contextlib.AbstractAsyncContextManager[MessageChannel]:
-        """Return a context manager that opens the channel on entry and closes it on exit."""
-        ...
 
 
 class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, ClientMethods):
@@ -109,7 +101,8 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
 
     Args:
         transport: a :class:`ClientTransport`, an already open :class:`MessageChannel`
-            (which the client closes on exit), or a server URL.
+            (which the client closes on exit), a server URL, or a server object in this
+            process (``Client(server)``: served over an in-memory channel while connected).
         client_info: the name and version sent to the server.
         capabilities: capabilities to declare besides those implied by the callbacks.
         protocol_version: the version to ask for in ``initialize`` (default: the latest
@@ -139,13 +132,13 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         limits: bounds on incoming messages.
 
     Raises:
-        LocalProtocolError: an unsupported ``protocol_version`` or ``era``, or bounds
-            below 1.
+        LocalProtocolError: an unsupported ``protocol_version`` or ``era``, bounds below
+            1, or a ``transport`` of none of the kinds above.
     """
 
     def __init__(
         self,
-        transport: ClientTransport | MessageChannel | str,
+        transport: Target | str,
         *,
         client_info: Implementation | None = None,
         capabilities: ClientCapabilities | None = None,
@@ -171,6 +164,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         max_concurrent_requests: int = 64,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
+        check_target(transport)
         if era not in ("auto", "handshake", *MODERN_VERSIONS):
             raise LocalProtocolError(f"era must be auto, 2026-07-28 or handshake, not {era!r}")
         if protocol_version in MODERN_VERSIONS and era != "handshake":
@@ -272,17 +266,12 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             break
         return self
 
-    async def _open(
-        self, stack: contextlib.AsyncExitStack, transport: ClientTransport | MessageChannel
-    ) -> None:
+    async def _open(self, stack: contextlib.AsyncExitStack, transport: Target) -> None:
         # The callbacks run in a task of the connection's (ended with it), after the
         # endpoint is entered; closed once it has ended.
         self._callbacks = runner = CallbackRunner(self.handlers.handle_notification)
         stack.callback(self._close_callbacks, runner)
-        if isinstance(transport, ClientTransport):
-            channel = await stack.enter_async_context(transport.connect())
-        else:
-            channel = transport
+        channel = await open_channel(stack, transport)
         self._endpoint = Endpoint(
             channel,
             on_request=self._on_request,
