@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import msgspec
+import pydantic
 import pytest
 
 from mcpkit.exceptions import LocalProtocolError, ToolError
@@ -104,3 +106,52 @@ async def test_integral_floats_become_ints_only_where_an_int_is_expected() -> No
     text = refused.content[0].text  # type: ignore[union-attr]
     assert "'m'" in text
     assert "'n'" not in text
+
+
+class _Inner(msgspec.Struct):
+    tags: set[int]
+
+
+class _Model(pydantic.BaseModel):
+    names: frozenset[str]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "refused"),
+    [
+        ({"top": [1, 2], "inner": {"tags": [1]}, "items": [{"tags": [1]}]}, None),
+        ({"top": [1, 1], "inner": {"tags": [1]}, "items": []}, "'top'"),
+        ({"top": [1, 1.0], "inner": {"tags": [1]}, "items": []}, "'top'"),  # equal numbers
+        ({"top": [], "inner": {"tags": [2, 2]}, "items": []}, "'inner.tags'"),
+        ({"top": [], "inner": {"tags": []}, "items": [{"tags": [3, 3]}]}, "'items[0].tags'"),
+        ({"top": [], "inner": {"tags": []}, "items": [], "model": {"names": ["a", "a"]}}, None),
+    ],
+)
+async def test_sets_refuse_repeated_items_at_any_depth(
+    arguments: dict[str, Any], refused: str | None
+) -> None:
+    # The schema advertises uniqueItems for every set; msgspec (and pydantic) would merge
+    # the repeats silently, so the tool would see fewer items than the client sent. Only
+    # top-level sets were checked before.
+    server = Server("s")
+    seen: list[Any] = []
+
+    @server.tool()
+    def f(top: set[int], inner: _Inner, items: list[_Inner], model: _Model | None = None) -> str:
+        seen.append((top, inner, items, model))
+        return "ok"
+
+    async with connect_memory(server) as client:
+        result = await client.call_tool("f", arguments)
+    if refused is None and "model" not in arguments:
+        assert result.is_error is not True
+        assert len(seen) == 1
+    elif refused is None:
+        # A pydantic model's set is advertised with uniqueItems too: refused likewise.
+        assert result.is_error is True
+        assert "'model.names'" in result.content[0].text
+    else:
+        assert result.is_error is True
+        assert not seen
+        text = result.content[0].text
+        assert f"{refused} must not contain duplicates (uniqueItems)" in text

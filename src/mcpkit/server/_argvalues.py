@@ -1,24 +1,18 @@
 """Argument values as JSON Schema sees them, where msgspec's conversion differs: an
 integral float is an integer ("integer" is any number with a zero fraction, JSON Schema
-2020-12 validation section 6.1.1), and a set-typed argument, advertised with
-``uniqueItems``, must not repeat an item (msgspec would merge the repeats)."""
+2020-12 validation section 6.1.1), and a set-typed value, advertised with ``uniqueItems``,
+must not repeat an item, at any depth (msgspec and pydantic would merge the repeats)."""
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Container, Mapping
 from typing import Any, Final
 
 import msgspec
 
-__all__ = ["has_integral_float", "integral", "integral_where_needed", "is_set", "unique"]
+from ..protocol import SchemaValidator, compile_schema
 
-
-def is_set(tp: Any) -> bool:
-    """Whether an annotation is a set (``set[int]``, ``frozenset``, annotated or not)."""
-    while typing.get_origin(tp) is typing.Annotated:
-        tp = typing.get_args(tp)[0]
-    return tp in (set, frozenset) or typing.get_origin(tp) in (set, frozenset)
+__all__ = ["UniqueItems", "has_integral_float", "integral", "integral_where_needed"]
 
 
 def _whole(text: str) -> int | float:
@@ -78,6 +72,57 @@ def _fits(value: Any, tp: Any, strict: bool) -> bool:
     return True
 
 
-def unique(items: list[Any]) -> list[Any]:
-    """The distinct JSON values of ``items`` (by their encoding: dicts are not hashable)."""
-    return list(dict.fromkeys(msgspec.json.encode(item) for item in items))
+class UniqueItems:
+    """The arguments' repeated items where the tool's schema says ``uniqueItems``: the
+    schema is what clients were promised, so ``[2, 2]`` for a set is refused, at any depth,
+    not silently merged into ``{2}``. Tools without sets pay nothing."""
+
+    __slots__ = ("_relaxed", "_strict")
+
+    def __init__(self, input_schema: dict[str, Any]) -> None:
+        # Our own generated schema: it compiles (and a trusted schema may nest repetitions).
+        self._strict: SchemaValidator | None = None
+        self._relaxed: SchemaValidator | None = None
+        if b'"uniqueItems"' in msgspec.json.encode(input_schema):
+            self._strict = compile_schema(input_schema)
+            self._relaxed = compile_schema(_without_unique_items(input_schema))
+
+    def problems(self, arguments: dict[str, Any]) -> list[tuple[str, str]]:
+        """(JSON pointer, message) for each value that repeats an item; empty when none."""
+        strict = self._strict
+        if strict is None or strict.is_valid(arguments):
+            return []
+        # Refused only when uniqueness is all that fails: other disagreements between the
+        # schema and the binder's conversion (which accepted these arguments) are not
+        # this check's business, nor is running out of steps on a huge value.
+        assert self._relaxed is not None
+        if not self._relaxed.is_valid(arguments):
+            return []
+        return [
+            (
+                error.pointer,
+                f"{_label(error.path)!r} must not contain duplicates (uniqueItems)"
+                if error.keyword == "uniqueItems"
+                else error.message,  # inside anyOf (an optional set): says which items
+            )
+            for error in strict.errors(arguments)
+        ]
+
+
+def _without_unique_items(node: Any) -> Any:
+    """The schema with every ``uniqueItems`` keyword dropped. (A property named
+    ``uniqueItems`` goes too: the relaxed schema then refuses it as unknown, so the check
+    is skipped for such arguments; it never refuses what it should not.)"""
+    if isinstance(node, dict):
+        return {k: _without_unique_items(v) for k, v in node.items() if k != "uniqueItems"}
+    if isinstance(node, list):
+        return [_without_unique_items(v) for v in node]
+    return node
+
+
+def _label(path: tuple[str | int, ...]) -> str:
+    """``('inner', 'tags', 0)`` as ``inner.tags[0]``."""
+    label = str(path[0]) if path else ""
+    for part in path[1:]:
+        label += f"[{part}]" if type(part) is int else f".{part}"
+    return label

@@ -20,7 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, MCPError
-from ._argvalues import has_integral_float, integral_where_needed, is_set, unique
+from ._argvalues import UniqueItems, has_integral_float, integral_where_needed
 from ._callables import callable_kind
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
@@ -136,10 +136,10 @@ class _Binder:
         "_pydantic",
         "_pydantic_error",
         "_schema",
-        "_sets",
         "_strict",
         "_struct",
         "_types",
+        "_unique",
     )
 
     def __init__(
@@ -169,8 +169,7 @@ class _Binder:
         )
         self._names = tuple(types)
         self._types = types
-        #: Set-typed arguments (``uniqueItems``: repeats refused, not merged by msgspec).
-        self._sets = tuple(name for name, tp in types.items() if is_set(tp))
+        self._unique = UniqueItems(schema)
         self._pydantic = tuple(adapters.items())
         self._pydantic_error = pydantic_error_type()
         self._schema = schema
@@ -196,12 +195,9 @@ class _Binder:
                 struct = msgspec.convert(whole, self._struct, strict=self._strict, str_keys=True)
             except msgspec.ValidationError:
                 raise ArgumentError(self._explain(whole)) from None
-        for name in self._sets:
-            given = arguments.get(name)
-            if isinstance(given, list) and len(given) != len(unique(given)):
-                raise ArgumentError(
-                    [(pointer([name]), f"{name!r} must not contain duplicates (uniqueItems)")]
-                )
+        repeated = self._unique.problems(arguments)
+        if repeated:
+            raise ArgumentError(repeated)
         kwargs = {
             name: v for name, v in zip(self._names, _astuple(struct), strict=True) if v is not UNSET
         }
