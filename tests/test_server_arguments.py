@@ -149,9 +149,9 @@ async def test_sets_refuse_repeated_items_at_any_depth(
     elif refused is None:
         # A pydantic model's set is advertised with uniqueItems too: refused likewise.
         assert result.is_error is True
-        assert "'model.names'" in result.content[0].text
+        assert "'model.names'" in result.content[0].text  # type: ignore[union-attr]
     else:
         assert result.is_error is True
         assert not seen
-        text = result.content[0].text
+        text = result.content[0].text  # type: ignore[union-attr]
         assert f"{refused} must not contain duplicates (uniqueItems)" in text
