@@ -1,7 +1,10 @@
 """mcpkit's ASGI apps inside a Starlette application, served by uvicorn on 127.0.0.1:
 Streamable HTTP mounted at ``/api`` (MCP at ``/api/mcp``) and the legacy HTTP+SSE app
 mounted at ``/legacy`` side by side with an ordinary route; each is reached only under
-its prefix, and the SSE endpoint event names the prefixed message path, which works."""
+its prefix, and the SSE endpoint event names the prefixed message path, which works.
+Everything again behind a ``BaseHTTPMiddleware`` (what FastAPI's ``@app.middleware``
+and most auth and logging middlewares are): its ``receive`` opens a task group, which
+the body reader's first step used to leave out of order (every POST answered 500)."""
 
 from __future__ import annotations
 
@@ -13,8 +16,10 @@ import anyio
 import httpx
 import pytest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from mcpkit.server import SSEApp, StreamableHTTPApp
@@ -37,8 +42,13 @@ async def health(_: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
 
+class Passthrough(BaseHTTPMiddleware):
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        return await call_next(request)
+
+
 class Apps:
-    def __init__(self) -> None:
+    def __init__(self, middleware: bool) -> None:
         self.mcp: StreamableHTTPApp = build_server().streamable_http_app()
         self.sse = SSEApp(build_server())
         self.starlette = Starlette(
@@ -48,12 +58,13 @@ class Apps:
                 Mount("/legacy", app=self.sse),
             ],
             lifespan=self.mcp.lifespan,
+            middleware=[Middleware(Passthrough)] if middleware else [],
         )
 
 
-@pytest.fixture(scope="module")
-def apps() -> Apps:
-    return Apps()
+@pytest.fixture(scope="module", params=[False, True], ids=["plain", "behind-middleware"])
+def apps(request: pytest.FixtureRequest) -> Apps:
+    return Apps(middleware=request.param)
 
 
 @pytest.fixture(scope="module")

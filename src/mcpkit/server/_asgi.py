@@ -231,20 +231,28 @@ async def read_body(
             return Refusal(400, "Bad Request: invalid Content-Length", True)
         if int(declared) > limit:
             return _too_large(limit, close=int(declared) > 2 * limit)
-    # Fast path: the whole body usually arrives in one message, already received, so
-    # that receive() completes without waiting; only one that has to wait pays for the
-    # timeout (a client that sent its headers and no body must not hold the request).
-    waiting = receive().__await__()
-    try:
-        pending = waiting.send(None)
-    except StopIteration as done:
-        message = done.value
+    if _steppable(receive):
+        # Fast path: the whole body usually arrives in one message, already received, so
+        # that receive() completes without waiting; only one that has to wait pays for
+        # the timeout (a client that sent its headers and no body must not hold the
+        # request: 4 us per POST for the cancel scope otherwise).
+        waiting = receive().__await__()
+        try:
+            pending = waiting.send(None)
+        except StopIteration as done:
+            message = done.value
+        else:
+            message = None
+            with anyio.move_on_after(timeout):
+                message = await resume(waiting, pending)
+            if message is None:
+                waiting.close()
+                return _timed_out(timeout)
     else:
         message = None
         with anyio.move_on_after(timeout):
-            message = await resume(waiting, pending)
+            message = await receive()
         if message is None:
-            waiting.close()
             return _timed_out(timeout)
     if message["type"] != "http.request":
         return Refusal(400, "Bad Request: the client disconnected", True)
@@ -269,6 +277,27 @@ async def read_body(
     if size > limit:  # too large and too slow: the size is the answer
         return _too_large(limit, close=True)
     return _timed_out(timeout)
+
+
+#: Modules whose receive callables enter no cancel scope of their own (uvicorn's waits
+#: on an asyncio.Event; hypercorn's are an asyncio queue's or a trio channel's get), so a
+#: first step that suspends can be resumed inside the timeout's scope. Any other receive
+#: (Starlette's BaseHTTPMiddleware wraps it in a task group) is awaited inside the scope
+#: from the start: resuming it there would exit its own scope out of order (anyio
+#: raises RuntimeError, and every POST was answered 500).
+_STEPPABLE: Final = ("uvicorn.protocols.http.", "asyncio.queues", "trio._channel")
+_STEPPABLE_VERDICTS: dict[object, bool] = {}
+
+
+def _steppable(receive: Receive) -> bool:
+    function = getattr(receive, "__func__", None)  # a bound method's function
+    verdict = _STEPPABLE_VERDICTS.get(function)
+    if verdict is None:
+        module = getattr(function, "__module__", None)
+        verdict = isinstance(module, str) and module.startswith(_STEPPABLE)
+        if len(_STEPPABLE_VERDICTS) < _MEMO_LIMIT:
+            _STEPPABLE_VERDICTS[function] = verdict
+    return verdict
 
 
 def _timed_out(timeout: float) -> Refusal:
