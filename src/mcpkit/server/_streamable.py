@@ -11,6 +11,7 @@ limit, a session cap and an idle timeout.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import math
 import time
@@ -135,6 +136,9 @@ class StreamableHTTPApp(PostRoutes):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._token: EventLoopToken | None = None
         self._starting: anyio.Event | None = None
+        self._runner_scope: anyio.CancelScope | None = None
+        self._runner_done = anyio.Event()
+        self._lifespans = 0
 
     # -- running ----------------------------------------------------------------------
 
@@ -143,21 +147,28 @@ class StreamableHTTPApp(PostRoutes):
         """Run the app's background work (sessions, idle sweeps) for the duration; for
         frameworks that take a lifespan (``Starlette(lifespan=app.lifespan)``). ASGI
         servers do this through the lifespan protocol; without either, it starts on the
-        first request."""
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            try:
-                self._loop = asyncio.get_running_loop()
-            except RuntimeError:  # trio
-                self._loop = None
-            self._token = anyio.lowlevel.current_token()
-            tg.start_soon(self._sweep_forever)
-            try:
-                yield
-            finally:
+        first request.
+
+        Lifespans may overlap (one app served by two servers on one event loop, say on
+        IPv4 and IPv6): the sessions end when the last one does.
+
+        Raises:
+            LocalProtocolError: the app already runs on another event loop (serve one
+                app per thread).
+        """
+        self._lifespans += 1
+        try:
+            await self._ensure_runner()
+            yield
+        finally:
+            self._lifespans -= 1
+            if self._lifespans == 0 and self._runner_scope is not None:
                 self.close_all()
-                self._tg = None
-                tg.cancel_scope.cancel()
+                self._runner_scope.cancel()
+                # Shielded and bounded: even when the lifespan itself is cancelled, the
+                # sessions' tasks have stopped when it returns (structured, as before).
+                with anyio.move_on_after(10, shield=True):
+                    await self._runner_done.wait()
 
     def close_all(self) -> None:
         """End every session, and the one-POST sessions of stateless and 2026-07-28
@@ -177,21 +188,55 @@ class StreamableHTTPApp(PostRoutes):
                 await next(iter(self._ending)).ended.wait()
 
     async def _ensure_runner(self) -> anyio.abc.TaskGroup:
-        if self._tg is not None:
-            return self._tg
+        """The task group the sessions run in, started by the first lifespan or request:
+        a task of the event loop's own (it outlives the request that starts it), ended by
+        the last lifespan or with the loop (a later loop starts a new one).
+
+        Raises:
+            LocalProtocolError: it runs on another event loop.
+        """
         if self._starting is not None:
-            await self._starting.wait()
-            return self._running()
-        self._starting = started = anyio.Event()
-
-        async def runner() -> None:
-            async with self.lifespan():
-                started.set()
-                await anyio.sleep_forever()
-
-        spawn_background(runner)
-        await started.wait()
+            # (asyncio: one C call; the token only under trio, where _loop is None)
+            loop = self._loop
+            if (
+                asyncio._get_running_loop() is not loop
+                if loop is not None
+                else self._token != anyio.lowlevel.current_token()
+            ):
+                raise LocalProtocolError(
+                    "this StreamableHTTPApp already runs on another event loop: serve one "
+                    "app per thread (its sessions and tasks belong to one loop)"
+                )
+            if self._tg is not None:
+                return self._tg
+        else:
+            self._starting = started = anyio.Event()
+            self._runner_done = anyio.Event()
+            self._token = anyio.lowlevel.current_token()
+            self._loop = asyncio._get_running_loop()  # None under trio
+            # A fresh context: the request that happens to start it must not lend it
+            # (and every session's timers) its context variables.
+            contextvars.Context().run(spawn_background, lambda: self._run_sessions(started))
+        await self._starting.wait()
         return self._running()
+
+    async def _run_sessions(self, started: anyio.Event) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._runner_scope = tg.cancel_scope
+                tg.start_soon(self._sweep_forever)
+                started.set()
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    self.close_all()  # (while the group can still start their endings)
+        except Exception:  # a bug: logged, never a crash of the loop (a trio system task)
+            logger.exception("the Streamable HTTP app's background tasks failed")
+        finally:
+            self._tg = self._runner_scope = self._starting = None
+            started.set()  # (if it failed before starting: waiters see _running() fail)
+            self._runner_done.set()
 
     def _running(self) -> anyio.abc.TaskGroup:
         if self._tg is None:
