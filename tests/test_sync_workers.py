@@ -45,3 +45,29 @@ async def test_cancelled_calls_to_a_blocking_sync_tool_keep_threads_bounded() ->
                 assert (await client.call_tool("block")).content[0].text == "done"  # type: ignore[union-attr]
     finally:
         release.set()
+
+
+async def test_a_connection_ends_without_waiting_for_a_cancelled_blocking_sync_tool() -> None:
+    # On trio the handler waited for its thread, cancelled or not: the connection's end
+    # (a client leaving, a server shutting down) waited as long as the tool blocked.
+    started, release, returned = threading.Event(), threading.Event(), threading.Event()
+    server = Server("blocking")
+
+    @server.tool()
+    def block() -> str:
+        started.set()
+        release.wait(30)  # (bounded: a failing test must not leave threads behind)
+        returned.set()
+        return "done"
+
+    try:
+        with anyio.fail_after(10):
+            async with connect_memory(server, era="handshake") as client:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(client.call_tool, "block")
+                    await anyio.to_thread.run_sync(started.wait, 10)
+                    tg.cancel_scope.cancel()  # sends notifications/cancelled
+                # Both ends finish while the tool's thread is still blocked.
+        assert not returned.is_set()
+    finally:
+        release.set()

@@ -6,8 +6,11 @@ cancelled natively (``task.cancel()``), which the shield does not stop: the call
 away, the limiter's slot came back, and the thread ran on. A peer that called a blocking
 sync tool and cancelled, over and over, made one more thread each time. Here the wait
 runs in a task of its own, which keeps the slot until the function returns; a cancelled
-caller stops waiting at once (its answer is not wanted). On trio cancellation goes through
-the shield: the caller waits, and keeps its slot, until the function returns.
+caller stops waiting at once (its answer is not wanted). On trio the thread is abandoned
+on cancellation (``abandon_on_cancel``): the caller stops waiting at once too, and trio
+gives the slot back only when the thread ends. (Waiting for it held the request's
+in-flight slot and the connection's end, without a bound, for as long as the function
+blocked.)
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
     """
     loop = _running_asyncio_loop()
     if loop is None:
-        return await anyio.to_thread.run_sync(fn)
+        return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
     ok, value = await asyncio.shield(loop.create_task(_outcome(fn)))
     if ok:
         return value  # type: ignore[return-value]
