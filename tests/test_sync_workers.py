@@ -62,12 +62,14 @@ async def test_a_connection_ends_without_waiting_for_a_cancelled_blocking_sync_t
 
     try:
         with anyio.fail_after(10):
-            async with connect_memory(server, era="handshake") as client:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(client.call_tool, "block")
-                    await anyio.to_thread.run_sync(started.wait, 10)
-                    tg.cancel_scope.cancel()  # sends notifications/cancelled
-                # Both ends finish while the tool's thread is still blocked.
+            async with (
+                connect_memory(server, era="handshake") as client,
+                anyio.create_task_group() as tg,
+            ):
+                tg.start_soon(client.call_tool, "block")
+                await anyio.to_thread.run_sync(started.wait, 10)
+                tg.cancel_scope.cancel()  # sends notifications/cancelled
+            # Both ends finished while the tool's thread is still blocked.
         assert not returned.is_set()
     finally:
         release.set()
