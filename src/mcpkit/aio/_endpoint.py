@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Final
@@ -28,7 +27,7 @@ import anyio
 import anyio.abc
 from msgspec import UNSET
 
-from ..exceptions import ConnectionClosedError, MessageNotDelivered
+from ..exceptions import ConnectionClosedError
 from ..protocol import DEFAULT_LIMITS, Connection, Limits
 from ..types import RequestId
 from ._calls import NotificationHandler, RequestGate, RequestHandler, _Waiter
@@ -47,9 +46,6 @@ logger = logging.getLogger("mcpkit.aio")
 _FIND: Final[Any] = object()
 #: How long the end of a connection waits for its cancelled handlers to stop.
 _STOP_GRACE: Final = 3.0
-#: Bounds on the notifications notify_soon() holds for a slow peer.
-_SOON_BYTES: Final = 16 * 1024 * 1024
-_SOON_COUNT: Final = 10_000
 
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -115,11 +111,7 @@ class Endpoint(Inbound, Outbound):
         self._drain_timeout = drain_timeout
         self._on_drain = on_drain
         self._idle: anyio.Event | None = None  # set when the last handler finishes
-        # notify_soon() messages, in order, each with the route it belongs to.
-        self._soon: deque[tuple[bytes, ReplyRoute | None]] = deque()
-        self._soon_bytes = 0  # what _soon holds (bounded: see notify_soon)
-        self._soon_dropped = 0  # dropped since the queue last ran dry
-        self._draining = False
+        self._init_soon()
         self._waiters: dict[RequestId, _Waiter] = {}
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
         # task it runs in (see dispatch's ``inline``).
@@ -277,58 +269,6 @@ class Endpoint(Inbound, Outbound):
                 waiter.finish(error=ConnectionClosedError("the connection closed"))
 
     # -- sending ------------------------------------------------------------------------
-
-    def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
-        """Send a notification in the background (best effort), from synchronous code
-        running on the event loop. Notifications sent this way keep their order. Dropped
-        when the connection is not running, and while 10,000 of them (or 16 MiB) wait for
-        a peer that reads too slowly (logged once). ``related`` as for :meth:`notify`.
-
-        Raises:
-            LocalProtocolError: ``params`` is not an object or cannot be encoded.
-        """
-        if self._task_group is None or self.closed:
-            return
-        route = _CURRENT.get() if related else None
-        data = self.connection.send_notification(method, params)
-        if self._soon_bytes + len(data) > _SOON_BYTES or len(self._soon) >= _SOON_COUNT:
-            # A peer that reads slower than this side notifies (a flood of forwarded log
-            # records): what is queued is bounded, the rest dropped, and it is said once.
-            if not self._soon_dropped:
-                logger.warning(
-                    "notifications are queued faster than the peer reads them: dropping "
-                    "%s and any more until the queue drains (%d queued, %d bytes)",
-                    method,
-                    len(self._soon),
-                    self._soon_bytes,
-                )
-            self._soon_dropped += 1
-            return
-        self._soon.append((data, route))
-        self._soon_bytes += len(data)
-        if not self._draining:
-            self._draining = True
-            self._task_group.start_soon(self._drain_soon)
-
-    async def _drain_soon(self) -> None:
-        try:
-            while self._soon:
-                data, route = self._soon.popleft()
-                self._soon_bytes -= len(data)
-                try:
-                    await self._send(data, route)
-                except MessageNotDelivered as exc:
-                    logger.debug("notification not delivered: %s", exc)
-        except ConnectionClosedError:
-            self._soon.clear()
-            self._soon_bytes = 0
-        finally:
-            self._draining = False
-            if self._soon_dropped and not self._soon:
-                logger.warning(
-                    "the notification queue drained; %d were dropped", self._soon_dropped
-                )
-                self._soon_dropped = 0
 
     async def send_raw(self, data: bytes) -> None:
         """Send encoded bytes: through the route of the request being handled in this task

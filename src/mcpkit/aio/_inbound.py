@@ -25,7 +25,6 @@ from ..exceptions import (
 from ..protocol import (
     BatchReceived,
     CancelReceived,
-    Connection,
     ErrorReceived,
     Event,
     FrameTooLarge,
@@ -49,6 +48,7 @@ from ._calls import (
 from ._channel import DeliveryFailed, MessageChannel
 from ._inline import InlineHandler, resume
 from ._route import _CURRENT, ReplyRoute
+from ._soon import SoonQueue
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,12 +58,11 @@ __all__ = ["Inbound"]
 logger = logging.getLogger("mcpkit.aio")
 
 
-class Inbound:
+class Inbound(SoonQueue):
     """Messages from the peer: requests, notifications, answers to our requests."""
 
     if TYPE_CHECKING:
         channel: MessageChannel
-        connection: Connection
         _on_request: RequestHandler | None
         _on_notification: NotificationHandler | None
         _gate: RequestGate | None
@@ -72,7 +71,6 @@ class Inbound:
         _handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler]
         _routes: dict[RequestId, ReplyRoute]
         _loop: asyncio.AbstractEventLoop | None
-        _task_group: anyio.abc.TaskGroup | None
         _receiving: anyio.CancelScope | None
 
         def _fail_pending(self) -> None: ...
@@ -82,8 +80,6 @@ class Inbound:
         ) -> None: ...
 
         def _on_progress(self, event: ProgressReceived) -> None: ...
-
-        async def _send(self, data: bytes, route: ReplyRoute | None) -> None: ...
 
     async def _receive_loop(self) -> None:
         # (_receiving: cancelled when our side of the channel breaks, see Endpoint._send)
@@ -343,9 +339,10 @@ class Inbound:
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
         request.answered = True
         try:
-            # _finish, inlined: this is on every request's path.
             route = request.route
-            if route is not None:
+            if self._soon:  # notify_soon() messages (log records) go before the answer
+                await self._flush_soon(route)
+            if route is not None:  # (_finish, inlined: this is on every request's path)
                 await route.finish(data)
             elif data is not None:
                 await self._send(data, None)
