@@ -213,3 +213,40 @@ def test_sigterm_with_a_sessionless_post_running_stops_at_once_and_quietly(
             took, errors = terminate(process, lambda: read_quietly(response))
     assert took < 3.0, took  # uvicorn's grace period is 5 s
     assert "Traceback" not in errors, errors
+
+
+KEYBOARD: Final = textwrap.dedent(
+    """
+    import sys
+    from mcpkit import Server
+
+    server = Server("keyboard", "1.0")
+    try:
+        server.run(backend=sys.argv[1])
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", file=sys.stderr, flush=True)
+    except BaseException as exc:
+        print("not a KeyboardInterrupt:", repr(exc), file=sys.stderr, flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_ctrl_c_comes_out_of_server_run_as_keyboard_interrupt(
+    tmp_path: Path, backend: str
+) -> None:
+    # The usual `except KeyboardInterrupt` around Server.run: under trio the interrupt
+    # came out wrapped in an exception group.
+    (tmp_path / "keyboard.py").write_text(KEYBOARD)
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(
+            [sys.executable, str(tmp_path / "keyboard.py"), backend]
+        ) as server:
+            await handshake(server)
+            process = server.process
+            assert process is not None
+            process.send_signal(signal.SIGINT)
+            await process.wait()
+            assert process.stderr is not None
+            said = b"".join([chunk async for chunk in process.stderr])
+    assert said.strip() == b"KeyboardInterrupt", said.decode(errors="replace")

@@ -18,7 +18,8 @@ def single_errors() -> Iterator[None]:
 
     anyio's task groups wrap whatever escapes them in a group; an API that runs a task
     group behind the scenes (a context manager yielding to its caller, say) should raise
-    its documented errors, and the caller's own, as themselves.
+    its documented errors, and the caller's own, as themselves. Nested groups of one
+    (task groups inside task groups) are unwrapped to the one exception inside.
 
     Raises:
         BaseException: the one exception of a group, or the group when it holds several.
@@ -26,6 +27,9 @@ def single_errors() -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
+        inner: BaseException = group
+        while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+            inner = inner.exceptions[0]
+        if inner is group:
+            raise
+        raise inner from None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 
-from ..aio import MessageChannel
+from ..aio import MessageChannel, single_errors
 from ..exceptions import LocalProtocolError
 from ..protocol import Limits
 from ._session import ServerSession
@@ -125,18 +125,21 @@ class Running:
         arm = _ExitWatchdog(exit_after) if exit_after is not None else None
         if arm is not None:
             channel.on_eof = lambda: arm(0)
-        async with anyio.create_task_group() as tg:
+        # single_errors: Ctrl-C comes out as KeyboardInterrupt (trio delivers it inside
+        # the task group, which would wrap it in an exception group), as on asyncio.
+        with single_errors():
+            async with anyio.create_task_group() as tg:
 
-            async def watch_parent() -> None:
-                await wait_parent_exit()
-                if arm is not None:
-                    arm(0)
+                async def watch_parent() -> None:
+                    await wait_parent_exit()
+                    if arm is not None:
+                        arm(0)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_parent)
+                with _on_sigint(None if arm is None else lambda: arm(130)):
+                    await self.serve(channel)
                 tg.cancel_scope.cancel()
-
-            tg.start_soon(watch_parent)
-            with _on_sigint(None if arm is None else lambda: arm(130)):
-                await self.serve(channel)
-            tg.cancel_scope.cancel()
 
     def streamable_http_app(self, **options: Any) -> StreamableHTTPApp:
         """This server as a Streamable HTTP ASGI application (see
