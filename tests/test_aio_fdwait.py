@@ -144,3 +144,35 @@ async def test_one_reader_at_a_time(pipe: tuple[int, int]) -> None:
             await reader.read()
         os.write(write_fd, b"b")
     reader.close()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_read_cancelled_while_the_descriptor_is_read_keeps_the_data(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A signal handler runs during os.read (Ctrl-C: asyncio's runner cancels the main
+    # task, which cancels the future it awaits): the callback then set the result of a
+    # cancelled future (InvalidStateError, "Exception in callback") and the data was lost.
+    read_fd, write_fd = pipe
+    reader = FdReader(read_fd, 1024)
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    real_read = os.read
+    reading: list[asyncio.Task[bytes]] = []
+
+    def read_interrupted(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        reading[0].cancel()  # what the signal handler does, between the read and its use
+        return data
+
+    monkeypatch.setattr(os, "read", read_interrupted)
+    reading.append(asyncio.ensure_future(reader.read()))
+    os.write(write_fd, b"kept")
+    with pytest.raises(asyncio.CancelledError):
+        await reading[0]
+    monkeypatch.setattr(os, "read", real_read)
+    assert errors == []
+    with anyio.fail_after(5):
+        assert await reader.read() == b"kept"
+    reader.close()

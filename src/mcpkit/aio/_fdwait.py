@@ -100,7 +100,13 @@ class FdReader:
         except BlockingIOError:
             return  # queued before the data was consumed: nothing new yet
         except OSError as exc:
-            waiter.set_exception(exc)
+            if not waiter.done():
+                waiter.set_exception(exc)
+            return
+        if waiter.done():
+            # Cancelled during the read: a signal handler ran (Ctrl-C cancels the main
+            # task, and with it this waiter). Keep the data for the next read.
+            self._kept = chunk
             return
         waiter.set_result(chunk)
 
