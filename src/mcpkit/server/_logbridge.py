@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.from_thread
+from msgspec import UNSET
 
 from ..types import LoggingLevel
 
@@ -55,11 +56,16 @@ class McpLogHandler(logging.Handler):
             message = self.format(record)
             session = ctx.session
             level = mcp_level(record.levelno)
+            # 2026-07-28: the request's own logLevel, none without it (the request opts
+            # in, basic/utilities/logging.mdx); before, the session's level.
+            threshold = UNSET if ctx.modern is None else ctx.modern.log_level
             if threading.get_ident() == session.loop_thread:
-                session.log_soon(level, message, logger=record.name)
+                session.log_soon(level, message, logger=record.name, threshold=threshold)
             else:  # a sync tool's worker, asyncio.to_thread: hand it to the event loop
                 anyio.from_thread.run_sync(
-                    lambda: session.log_soon(level, message, logger=record.name),
+                    lambda: session.log_soon(
+                        level, message, logger=record.name, threshold=threshold
+                    ),
                     token=session.loop_token,
                 )
         except anyio.RunFinishedError:

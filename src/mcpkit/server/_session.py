@@ -311,10 +311,19 @@ class ServerSession:
         (best effort: nothing is sent once the connection has ended)."""
         self.endpoint.notify_soon(method, params, related=related)
 
-    def log_soon(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
+    def log_soon(
+        self,
+        level: LoggingLevel,
+        data: Any,
+        *,
+        logger: str | None = None,
+        threshold: LoggingLevel | UnsetType | None = UNSET,
+    ) -> None:
         """Send a log message in the background if ``level`` passes the client's threshold
-        (from synchronous code on the event loop, e.g. a logging handler)."""
-        if _SEVERITY[level] < _SEVERITY[self.log_level]:
+        (from synchronous code on the event loop, e.g. a logging handler); ``threshold``
+        as for :meth:`send_log`."""
+        minimum = self.log_level if isinstance(threshold, UnsetType) else threshold
+        if minimum is None or _SEVERITY[level] < _SEVERITY[minimum]:
             return
         params = LoggingMessageNotificationParams(
             level=level, data=data, logger=UNSET if logger is None else logger
