@@ -360,3 +360,22 @@ async def test_a_handshake_session_has_no_2026_only_methods(
         [answer] = messages_of(response)
         assert answer["error"]["code"] == -32601, answer
         assert (await session.call(8, "ping"))["result"] == {}
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18"])
+async def test_a_2026_request_in_a_handshake_session_without_the_header_is_refused(
+    http: RunningServer, version: str
+) -> None:
+    """Without the header, a handshake-era session's POST is of the session's revision; a
+    2026-07-28 body there gets -32020, as without a session or with the header (it was
+    served, answered with members the session's revision does not define)."""
+    async with httpx.AsyncClient(timeout=LIMIT) as client:
+        session = RawSession(client, http.url + "/mcp")
+        await session.open(version)
+        headers = {k: v for k, v in session.headers().items() if k != "mcp-protocol-version"}
+        response = await client.post(session.url, content=body(7, "tools/list"), headers=headers)
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["code"] == -32020
+        assert "header is required" in error["message"]
+        assert (await session.call(8, "ping"))["result"] == {}  # the session goes on

@@ -263,19 +263,23 @@ def _modern_probe(body: bytes) -> _Probe | None:
     return None
 
 
-def era_mismatch(body: bytes, header: str) -> bytes | None:
+def era_mismatch(body: bytes, header: str | None) -> bytes | None:
     """The -32020 answer for a 2026-07-28 request sent with a handshake-era
     ``MCP-Protocol-Version`` header (the header "MUST match" the body's
-    ``_meta`` version), or ``None`` when the body is not one. The common case, a body
-    without the 2026 ``_meta`` key, costs one search of the bytes."""
+    ``_meta`` version), or without one in a handshake-era session; ``None`` when the
+    body is not one. The common case, a body without the 2026 ``_meta`` key, costs one
+    search of the bytes."""
     probe = _modern_probe(body) if _VERSION_KEY in body else None
     if probe is None:
         return None
     rid = probe.id if type(probe.id) in (int, str) else None
-    reason = (
-        f"Header mismatch: MCP-Protocol-Version {header[:40]!r} does not match the "
-        "protocol version in the request's _meta"
-    )
+    if header is None:
+        reason = "Header mismatch: the MCP-Protocol-Version header is required"
+    else:
+        reason = (
+            f"Header mismatch: MCP-Protocol-Version {header[:40]!r} does not match the "
+            "protocol version in the request's _meta"
+        )
     return encode_error(rid, ErrorCode.HEADER_MISMATCH, reason)
 
 

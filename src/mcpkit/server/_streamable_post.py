@@ -145,9 +145,10 @@ class PostRoutes(SessionRoutes):
         if isinstance(body, tuple):
             await refuse_body(send, body, cors)
             return
-        if version is not None:
-            # A 2026-07-28 request under a handshake-era header: the header "MUST match"
-            # the body's _meta version (transports.mdx 2026-07-28): 400 and -32020.
+        if version is not None or session is not None:
+            # A 2026-07-28 request under a handshake-era header, or in a handshake-era
+            # session without one: the header "MUST match" the body's _meta version
+            # (transports.mdx 2026-07-28): 400 and -32020, as without a session.
             mismatch = era_mismatch(body, version)
             if mismatch is not None:
                 await respond(send, 400, mismatch, headers=cors)
