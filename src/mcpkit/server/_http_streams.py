@@ -184,10 +184,16 @@ class Exchange:
             self.done.set()
 
     async def send(self, message: bytes) -> None:
-        if self.stream is not None:
+        if self.done.is_set():
+            # Answered: the request's own stream has ended with its answer, so what a
+            # task it left behind sends goes where messages outside a request go (on
+            # the ended stream it was stored behind the answer, never read, and a
+            # server-to-client request there waited out its timeout).
+            await self.session.send_standalone(message)
+        elif self.stream is not None:
             if not await self.stream.emit(message):
                 self._undeliverable(message)
-        elif self.sse and not self.done.is_set():
+        elif self.sse:
             self.early.append(message)
         else:
             await self.session.send_standalone(message)
