@@ -137,6 +137,11 @@ class AppHandlers:
     async def _subscribe(
         self, ctx: RequestContext, params: SubscribeRequestParams
     ) -> dict[str, Any]:
+        if ctx.session.stateless:  # (not declared to it: see ServerSession.stateless)
+            raise RPCError(
+                ErrorCode.METHOD_NOT_FOUND,
+                "Method not found: a stateless server cannot deliver resource updates",
+            )
         if not self.resource_registry.knows(params.uri):
             raise RPCError(_RESOURCE_NOT_FOUND, "Resource not found", {"uri": params.uri})
         updates = ctx.session.resource_updates

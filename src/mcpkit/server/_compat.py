@@ -96,6 +96,19 @@ def capabilities_for(version: str, caps: ServerCapabilities) -> ServerCapabiliti
     return _replace(caps, **changes) if changes else caps
 
 
+def without_push(caps: ServerCapabilities) -> ServerCapabilities:
+    """Server capabilities without what needs a way to reach the client outside a request
+    (``listChanged``, resource ``subscribe``): for a stateless server."""
+    changes: dict[str, object] = {}
+    for name in ("tools", "prompts", "resources"):
+        declared = getattr(caps, name)
+        if declared is not UNSET:
+            changes[name] = _replace(declared, list_changed=UNSET)
+    if caps.resources is not UNSET:
+        changes["resources"] = _replace(caps.resources, list_changed=UNSET, subscribe=UNSET)
+    return _replace(caps, **changes) if changes else caps
+
+
 def tool_for(version: str, tool: Tool) -> Tool:
     """A tool definition without the members ``version`` does not define."""
     if version >= V2025_11_25:

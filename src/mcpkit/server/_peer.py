@@ -51,12 +51,23 @@ def _version(session: ServerSession) -> str:
     return session.protocol_version or ""
 
 
+def _reachable(session: ServerSession) -> None:
+    if session.stateless:
+        raise CapabilityError(
+            "a stateless server cannot send requests to the client (sampling, elicitation, "
+            "roots, ping): every HTTP request stands alone, and the answer would reach "
+            "another one"
+        )
+
+
 async def ping(session: ServerSession, *, timeout: float | None = 30.0) -> None:
     """Ping the client (``basic/utilities/ping.mdx``).
 
     Raises:
+        CapabilityError: a stateless server cannot reach its client outside a request.
         RequestTimeoutError: no answer in time.
     """
+    _reachable(session)
     await _request(session, "ping", UNSET, EmptyResult, timeout)
 
 
@@ -79,6 +90,7 @@ async def create_message(
             "none"), or the negotiated version predates tool use (2025-11-25).
         RPCError: the client refused (for example the user rejected the request).
     """
+    _reachable(session)
     sampling = session.client_capabilities.sampling
     if sampling is UNSET:
         raise CapabilityError("the client did not declare the sampling capability")
@@ -118,6 +130,7 @@ async def elicit(
             URL mode (before 2025-11-25), or the client did not declare the mode.
         RPCError: the client refused.
     """
+    _reachable(session)
     version = _version(session)
     declared = session.client_capabilities.elicitation
     if version < V2025_06_18:
@@ -139,8 +152,10 @@ async def list_roots(session: ServerSession, *, timeout: float | None) -> ListRo
     """Ask the client for its roots (``client/roots.mdx``).
 
     Raises:
-        CapabilityError: the client did not declare the roots capability.
+        CapabilityError: the client did not declare the roots capability (or the server
+            is stateless: see ``ping``).
     """
+    _reachable(session)
     if session.client_capabilities.roots is UNSET:
         raise CapabilityError("the client did not declare the roots capability")
     return await _request(session, "roots/list", UNSET, ListRootsResult, timeout)

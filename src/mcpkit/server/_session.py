@@ -31,7 +31,7 @@ from ..types import (
     SetLevelRequestParams,
     negotiate_version,
 )
-from ._compat import capabilities_for, implementation_for
+from ._compat import capabilities_for, implementation_for, without_push
 from ._context import RequestContext
 from ._inputs import InputRound, input_required_in, url_elicitations_required
 from ._listen import ResourceUpdates
@@ -88,6 +88,9 @@ class ServerSession:
         server_capabilities: what the initialize result declared to this client (``None``
             before): only those may be used with it (``basic/lifecycle.mdx``).
         log_level: the minimum level of log messages sent to the client.
+        stateless: the session lives for one HTTP request (a stateless app): nothing can
+            reach the client outside that request, so no ``listChanged`` or resource
+            ``subscribe`` is declared and no request is sent to the client.
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class ServerSession:
         self.client_capabilities = ClientCapabilities()
         self.server_capabilities: ServerCapabilities | None = None
         self.log_level: LoggingLevel = server.default_log_level
+        self.stateless = False
         self._resource_updates: ResourceUpdates | None = None  # made on first use
         #: The open ``subscriptions/listen`` streams of this connection.
         self.listens: set[Subscription] = set()
@@ -233,7 +237,8 @@ class ServerSession:
             params.client_info.version,
             version,
         )
-        self.server_capabilities = capabilities_for(version, self.server.capabilities())
+        capabilities = capabilities_for(version, self.server.capabilities())
+        self.server_capabilities = without_push(capabilities) if self.stateless else capabilities
         return InitializeResult(
             protocol_version=version,
             capabilities=self.server_capabilities,

@@ -206,6 +206,7 @@ class PostRoutes(SessionRoutes):
     ) -> None:
         tg = self._tg or await self._ensure_runner()
         session = HttpSession(self.server, None, store=None, retry_ms=None)
+        session.server_session.stateless = True
         header = headers.text(b"mcp-protocol-version")
         version = header or V2025_03_26
         connection = session.endpoint.connection
