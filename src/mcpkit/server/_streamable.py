@@ -66,8 +66,12 @@ class StreamableHTTPApp(PostRoutes):
         path: the MCP endpoint's path.
         stateless: no sessions: every POST stands alone (no ``initialize`` needed, no GET
             stream, no server-to-client requests).
-        json_response: answer requests with JSON bodies instead of SSE streams (messages
-            other than responses then go on the GET stream).
+        json_response: answer requests with JSON bodies instead of SSE streams. What a
+            request sends besides its response (progress, log messages, requests to the
+            client) then goes on the GET stream: it may arrive after the response (a
+            client drops progress for a finished call), and without an open GET stream
+            (always, when stateless) notifications are dropped (logged at debug level)
+            and requests to the client fail with ``MessageNotDelivered``.
         event_store: where SSE events wait for resumption (``None`` disables it);
             a bounded :class:`MemoryEventStore` by default.
         security: the Host and Origin allowlists (loopback only by default).
