@@ -1,11 +1,16 @@
-"""Serving a directory: every way out of the root is refused (table-driven, in memory)."""
+"""Serving a directory: every way out of the root is refused (table-driven, in memory),
+also when the tree changes between the check and the open (a directory swapped for a
+link to outside was followed; a file swapped for a FIFO hung the open, and with it a
+worker thread for good)."""
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
+from msgspec import UNSET
 
 from mcpkit.exceptions import LocalProtocolError, RPCError
 from mcpkit.server import DirectoryResources, Server
@@ -79,6 +84,8 @@ async def test_binary_files_are_blobs(tree: Path) -> None:
         ("up/secret.txt", -32602),
         ("up/data2/other.txt", -32602),
         ("C:/Windows/win.ini", -32602),
+        ("hello.txt%2F", -32602),  # other names of a file the OS would refuse
+        ("sub//note.md", -32602),
         ("missing.txt", -32002),
         ("sub", -32002),
         ("big.txt", -32603),
@@ -104,3 +111,85 @@ def test_root_must_be_a_directory(tmp_path: Path) -> None:
         DirectoryResources(tmp_path / "missing")
     with pytest.raises(LocalProtocolError):
         DirectoryResources(tmp_path, uri_prefix="x://{y}/")
+
+
+@pytest.mark.parametrize(
+    ("name", "uri"),
+    [
+        ("a b.txt", "files://a%20b.txt"),
+        ("a%20b.txt", "files://a%2520b.txt"),  # a literal percent sign in the name
+        ("a&b=c.txt", "files://a&b=c.txt"),
+        ("q?.txt", "files://q%3F.txt"),
+        ("é.txt", "files://%C3%A9.txt"),
+    ],
+)
+async def test_contents_carry_a_uri_that_names_the_file_read(
+    tree: Path, name: str, uri: str
+) -> None:
+    # It was rebuilt from the decoded path: 'files://a%2520b.txt' came back labelled
+    # 'files://a%20b.txt', the URI of another file.
+    (tree / name).write_text(name)
+    async with connect_memory(server_for(tree)) as client:
+        first = (await client.read_resource(uri)).contents[0]
+        assert (first.uri, first.text) == (uri, name)
+        again = (await client.read_resource(first.uri)).contents[0]
+        assert again.text == name
+
+
+async def test_text_that_json_inflates_is_a_blob(tree: Path) -> None:
+    # 900 control characters are valid UTF-8 text, but 5,400 bytes of JSON: max_size
+    # would not bound the message. As a blob they take 1,200.
+    (tree / "control.txt").write_bytes(b"\x01" * 900)
+    async with connect_memory(server_for(tree)) as client:
+        part = (await client.read_resource("files://control.txt")).contents[0]
+    assert part.text is UNSET
+    assert isinstance(part.blob, str)
+    assert len(part.blob) == 1200
+
+
+def test_a_directory_swapped_for_a_link_after_the_check_is_not_followed(tree: Path) -> None:
+    outside = tree.parent / "outside"
+    outside.mkdir()
+    (outside / "note.md").write_text("outside the root")
+
+    class Swapped(DirectoryResources):
+        def resolve(self, path: str) -> str:
+            target = super().resolve(path)
+            # Between the check and the open: "sub" becomes a link to outside the root.
+            os.rename(tree / "sub", tree / "sub-was")
+            os.symlink(outside, tree / "sub")
+            return target
+
+    with pytest.raises(RPCError) as info:
+        Swapped(tree).read("sub/note.md")
+    assert info.value.code == -32002
+
+
+def test_a_file_swapped_for_a_fifo_after_the_check_is_refused_at_once(tree: Path) -> None:
+    fifo = tree / "hello.txt"
+
+    class Swapped(DirectoryResources):
+        def resolve(self, path: str) -> str:
+            target = super().resolve(path)
+            fifo.unlink()
+            os.mkfifo(fifo)
+            return target
+
+    outcome: list[BaseException | None] = []
+
+    def read() -> None:
+        try:
+            Swapped(tree).read("hello.txt")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # blocked opening the FIFO: release it before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+        pytest.fail("reading a FIFO blocked")
+    assert isinstance(outcome[0], RPCError)
+    assert outcome[0].code == -32002

@@ -4,17 +4,23 @@ Every request is resolved inside the root: ``..`` segments (also percent-encoded
 the URI template matcher decodes once), absolute paths, NUL bytes and backslashes are
 refused; symbolic links are followed only when the real target stays inside the root; the
 containment test compares whole path components (so ``/srv/data2`` is not inside
-``/srv/data``); and the file actually opened is checked to be the file that was resolved.
+``/srv/data``); and the resolved file is opened one component at a time from the root,
+following no link, so a directory swapped for a link in between cannot lead outside
+(CVE-2025-53109/53110 were such escapes in another server).
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import mimetypes
 import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
+from urllib.parse import quote
+
+import msgspec
 
 from ..exceptions import LocalProtocolError, RPCError
 from ..types import ErrorCode, ResourceContents
@@ -25,6 +31,15 @@ if TYPE_CHECKING:
 __all__ = ["DirectoryResources"]
 
 _NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
+_NOCTTY: Final = getattr(os, "O_NOCTTY", 0)
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+_WALKS: Final = os.open in os.supports_dir_fd and _NOFOLLOW != 0 and _DIRECTORY != 0
+_GONE: Final = frozenset({errno.ELOOP, errno.ENOTDIR, errno.ENOENT})
+#: Characters a URI path keeps as they are (RFC 3986 pchar: sub-delims, ":" and "@").
+_PATH_SAFE: Final = "/!$&'()*+,;=:@"
 
 
 class DirectoryResources:
@@ -34,8 +49,9 @@ class DirectoryResources:
         root: the directory to serve (it must exist).
         uri_prefix: the URI prefix, e.g. ``"files://"`` (URIs do not reveal ``root``).
         max_size: largest file served, in bytes (larger: an error, nothing is read). The
-            default, 8 MiB, keeps a binary file's base64 form (a third larger) well within
-            the 16 MiB message limit common to clients.
+            default, 8 MiB, keeps a file's base64 form (a third larger; text that JSON
+            would inflate more is sent so too) well within the 16 MiB message limit
+            common to clients.
         name: the template's name in ``resources/templates/list``.
 
     Raises:
@@ -88,9 +104,13 @@ class DirectoryResources:
         if not path or "\x00" in path or "\\" in path or path.startswith("/"):
             raise RPCError.invalid_params(f"Invalid file path: {path!r}")
         parts = path.split("/")
-        if any(part in ("..", ".") for part in parts) or (len(path) > 1 and path[1] == ":"):
+        # (An empty part: "a//b" or "a/", a second name for "a/b" or "a" the OS refuses.)
+        if any(part in ("..", ".", "") for part in parts) or (len(path) > 1 and path[1] == ":"):
             raise RPCError.invalid_params(f"Invalid file path: {path!r}")
-        target = os.path.realpath(os.path.join(self.root, *parts))
+        try:
+            target = os.path.realpath(os.path.join(self.root, *parts))
+        except OSError:  # a link changed while it was followed
+            raise RPCError(_NOT_FOUND, "Resource not found", {"uri": self.uri_for(path)}) from None
         try:
             inside = os.path.commonpath([self.root, target]) == self.root
         except ValueError:  # different drives on Windows
@@ -98,29 +118,33 @@ class DirectoryResources:
         if not inside:
             raise RPCError.invalid_params(f"Invalid file path: {path!r} leaves the directory")
         if not os.path.isfile(target):
-            raise RPCError(_NOT_FOUND, "Resource not found", {"uri": self.uri_prefix + path})
+            raise RPCError(_NOT_FOUND, "Resource not found", {"uri": self.uri_for(path)})
         return target
 
+    def uri_for(self, path: str) -> str:
+        """The URI of the file at ``path``: percent-encoded where a URI needs it (a space,
+        ``%``, ``?``, ``#``, non-ASCII), so that it reads the same file again."""
+        return self.uri_prefix + quote(path, safe=_PATH_SAFE)
+
     def read(self, path: str) -> ResourceContents:
-        """Read a file as resource contents (text when it is UTF-8 text, else a blob).
+        """Read a file as resource contents (text when it is UTF-8 text that JSON does not
+        inflate, else a blob).
 
         Raises:
             RPCError: as :meth:`resolve`, or -32603 when the file is too large or unreadable.
         """
         target = self.resolve(path)
-        uri = self.uri_prefix + path
+        uri = self.uri_for(path)
         try:
-            fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = self._open_beneath(target)
         except OSError as exc:
+            if exc.errno in _GONE:  # changed since it was resolved (a link, or removed)
+                raise RPCError(_NOT_FOUND, "Resource not found", {"uri": uri}) from None
             raise RPCError(ErrorCode.INTERNAL_ERROR, f"Cannot read {uri}: {exc.strerror}") from None
         with os.fdopen(fd, "rb") as file:
             opened = os.fstat(file.fileno())
-            resolved = os.stat(target)
-            # The file read must be the file resolved (no swap in between).
-            if (opened.st_dev, opened.st_ino) != (resolved.st_dev, resolved.st_ino) or not (
-                stat.S_ISREG(opened.st_mode)
-            ):
-                raise RPCError.invalid_params(f"Invalid file path: {path!r}")
+            if not stat.S_ISREG(opened.st_mode):  # swapped for a FIFO, a device...
+                raise RPCError(_NOT_FOUND, "Resource not found", {"uri": uri})
             if opened.st_size > self.max_size:
                 raise RPCError(
                     ErrorCode.INTERNAL_ERROR,
@@ -133,8 +157,38 @@ class DirectoryResources:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
+            text = None
+        # Text JSON escapes heavily (a control character takes six bytes) is sent as a
+        # blob, which never takes more than 4/3 of the file: max_size bounds the message.
+        if text is None or len(msgspec.json.encode(text)) > len(data) * 4 // 3 + 8:
             blob = base64.b64encode(data).decode("ascii")
             return ResourceContents(
                 uri=uri, mime_type=mime or "application/octet-stream", blob=blob
             )
         return ResourceContents(uri=uri, mime_type=mime or "text/plain", text=text)
+
+    def _open_beneath(self, target: str) -> int:
+        """Open the resolved ``target`` one path component at a time from the root,
+        following no symbolic link: a directory swapped for a link between the check and
+        the open fails the open instead of leading outside (``O_NOFOLLOW`` alone guards
+        only the last component). Non-blocking, so a file swapped for a FIFO cannot hang
+        the open (its type is checked once open).
+
+        Raises:
+            OSError: a component is missing or became a link (ELOOP, ENOTDIR, ENOENT).
+        """
+        parts = os.path.relpath(target, self.root).split(os.sep)
+        last = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC
+        if not _WALKS:  # no dir_fd (Windows): the last component alone is guarded
+            return os.open(target, last)
+        directory = os.open(self.root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        try:
+            for part in parts[:-1]:
+                inner = os.open(
+                    part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=directory
+                )
+                os.close(directory)
+                directory = inner
+            return os.open(parts[-1], last, dir_fd=directory)
+        finally:
+            os.close(directory)
