@@ -197,6 +197,11 @@ class Server(AppHandlers, LowLevelServer):
         """Register a function as a resource (a URI) or a resource template (an RFC 6570
         template such as ``users://{id}/profile``, whose variables are the parameters).
 
+        Template values arrive percent-decoded: ``notes://{name}`` read as
+        ``notes://..%2F..%2Fetc%2Fpasswd`` gives ``name="../../etc/passwd"``. A function
+        that builds a file path from one must check it (or serve files with
+        :meth:`add_directory`, which does).
+
         Raises:
             LocalProtocolError: duplicate URI, invalid template, or parameters that are not
                 template variables.
