@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..protocol import SchemaValidator, compile_schema
+from ..protocol import compile_schema
 
 __all__ = ["UniqueItems", "has_integral_float", "integral", "integral_where_needed"]
 
@@ -75,27 +75,30 @@ def _fits(value: Any, tp: Any, strict: bool) -> bool:
 class UniqueItems:
     """The arguments' repeated items where the tool's schema says ``uniqueItems``: the
     schema is what clients were promised, so ``[2, 2]`` for a set is refused, at any depth,
-    not silently merged into ``{2}``. Tools without sets pay nothing."""
+    not silently merged into ``{2}``. Make one with :meth:`for_schema` (``None`` for tools
+    without sets, which pay nothing)."""
 
     __slots__ = ("_relaxed", "_strict")
 
     def __init__(self, input_schema: dict[str, Any]) -> None:
         # Our own generated schema: it compiles (and a trusted schema may nest repetitions).
-        self._strict: SchemaValidator | None = None
-        self._relaxed: SchemaValidator | None = None
+        self._strict = compile_schema(input_schema)
+        self._relaxed = compile_schema(_without_unique_items(input_schema))
+
+    @classmethod
+    def for_schema(cls, input_schema: dict[str, Any]) -> UniqueItems | None:
         if b'"uniqueItems"' in msgspec.json.encode(input_schema):
-            self._strict = compile_schema(input_schema)
-            self._relaxed = compile_schema(_without_unique_items(input_schema))
+            return cls(input_schema)
+        return None
 
     def problems(self, arguments: dict[str, Any]) -> list[tuple[str, str]]:
         """(JSON pointer, message) for each value that repeats an item; empty when none."""
         strict = self._strict
-        if strict is None or strict.is_valid(arguments):
+        if strict.is_valid(arguments):
             return []
         # Refused only when uniqueness is all that fails: other disagreements between the
         # schema and the binder's conversion (which accepted these arguments) are not
         # this check's business, nor is running out of steps on a huge value.
-        assert self._relaxed is not None
         if not self._relaxed.is_valid(arguments):
             return []
         return [

@@ -231,7 +231,12 @@ async def read_body(
             return Refusal(400, "Bad Request: invalid Content-Length", True)
         if int(declared) > limit:
             return _too_large(limit, close=int(declared) > 2 * limit)
-    if _steppable(receive):
+    # (inlined memo lookup: this is on every POST's path)
+    function = getattr(receive, "__func__", None)
+    steppable = _STEPPABLE_VERDICTS.get(function)
+    if steppable is None:
+        steppable = _steppable(function)
+    if steppable:
         # Fast path: the whole body usually arrives in one message, already received, so
         # that receive() completes without waiting; only one that has to wait pays for
         # the timeout (a client that sent its headers and no body must not hold the
@@ -289,14 +294,12 @@ _STEPPABLE: Final = ("uvicorn.protocols.http.", "asyncio.queues", "trio._channel
 _STEPPABLE_VERDICTS: dict[object, bool] = {}
 
 
-def _steppable(receive: Receive) -> bool:
-    function = getattr(receive, "__func__", None)  # a bound method's function
-    verdict = _STEPPABLE_VERDICTS.get(function)
-    if verdict is None:
-        module = getattr(function, "__module__", None)
-        verdict = isinstance(module, str) and module.startswith(_STEPPABLE)
-        if len(_STEPPABLE_VERDICTS) < _MEMO_LIMIT:
-            _STEPPABLE_VERDICTS[function] = verdict
+def _steppable(function: object) -> bool:
+    """Whether ``function`` (a receive bound method's ``__func__``) is one of those."""
+    module = getattr(function, "__module__", None)
+    verdict = isinstance(module, str) and module.startswith(_STEPPABLE)
+    if len(_STEPPABLE_VERDICTS) < _MEMO_LIMIT:
+        _STEPPABLE_VERDICTS[function] = verdict
     return verdict
 
 

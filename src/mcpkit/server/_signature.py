@@ -169,7 +169,7 @@ class _Binder:
         )
         self._names = tuple(types)
         self._types = types
-        self._unique = UniqueItems(schema)
+        self._unique = UniqueItems.for_schema(schema)
         self._pydantic = tuple(adapters.items())
         self._pydantic_error = pydantic_error_type()
         self._schema = schema
@@ -195,9 +195,10 @@ class _Binder:
                 struct = msgspec.convert(whole, self._struct, strict=self._strict, str_keys=True)
             except msgspec.ValidationError:
                 raise ArgumentError(self._explain(whole)) from None
-        repeated = self._unique.problems(arguments)
-        if repeated:
-            raise ArgumentError(repeated)
+        if self._unique is not None:
+            repeated = self._unique.problems(arguments)
+            if repeated:
+                raise ArgumentError(repeated)
         kwargs = {
             name: v for name, v in zip(self._names, _astuple(struct), strict=True) if v is not UNSET
         }
