@@ -173,3 +173,28 @@ async def test_a_body_over_the_limit_that_stalls_is_413_and_closed(http: Running
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert b"\r\nconnection: close" in header_block(answer), answer[:400]
     assert ended, f"the server kept the stalled connection for {WITHIN} s"
+
+
+def declared_over_then_ping(port: int) -> tuple[bytes, bytes]:
+    """A declared body over the limit (not over twice it), answered before it is sent;
+    then the whole body, then a second request on the same connection."""
+    size = LIMIT + LIMIT // 2
+    with socket.create_connection(("127.0.0.1", port), timeout=WITHIN) as sock:
+        first = exchange(sock, head(port, f"content-length: {size}"))
+        sock.sendall(b" " * size)  # far more than a header block may take (16 KiB)
+        ping = request(1, "ping")
+        framing = f"content-length: {len(ping)}\r\nmcp-session-id: no-such-session"
+        second = exchange(sock, head(port, framing) + ping)
+    return first, second
+
+
+async def test_a_declared_body_just_over_the_limit_is_read_to_its_end(
+    http: RunningServer,
+) -> None:
+    # The rest of the refused body was counted as the next request's headers: past
+    # 16 KiB the server answered 431 and closed with the upload unread, and the reset
+    # destroyed the 413 before clients (httpx, mcpkit's, the official SDK's) read it.
+    first, second = await anyio.to_thread.run_sync(declared_over_then_ping, http.port)
+    assert first.startswith(b"HTTP/1.1 413"), first
+    assert b"connection: close" not in first.lower(), first
+    assert second.startswith(b"HTTP/1.1 404"), second

@@ -127,6 +127,7 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
         _timer: asyncio.TimerHandle | None = None
         _armed_cycle: object = None
         _header_bytes = 0  # received while waiting for the request headers
+        _after_body = False  # answered early: waiting for the rest of the body first
 
         def connection_made(self, transport: Any) -> None:
             self._writes = _Coalescing(transport, self)
@@ -135,6 +136,13 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
+            if self._after_body and not self.transport.is_closing():
+                cycle = self.cycle
+                if cycle is not None and cycle.more_body:
+                    return  # still the rest of a refused body, which uvicorn discards
+                self._after_body = False
+                self._arm()
+                return
             if self._deadline_at is None:
                 return
             # A new request cycle exists once a request's headers were parsed.
@@ -159,7 +167,17 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
 
         def _complete(self) -> None:
             super().on_response_complete()
-            if not self.transport.is_closing():
+            if self.transport.is_closing():
+                return
+            cycle = self.cycle
+            if cycle is not None and cycle.more_body:
+                # Answered before its body ended (413, 415): the rest (at most twice the
+                # app's limit, or it closes) is read and discarded first, within three
+                # header timeouts; it must not count as the next request's headers (a
+                # 431 and a close, with the upload unread, reset the answer away).
+                self._after_body = True
+                self._arm(3 * header_timeout)
+            else:
                 self._arm()  # ready for the next request on this connection
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -179,10 +197,10 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
                 self._timer.cancel()
                 self._timer = None
 
-        def _arm(self) -> None:
+        def _arm(self, timeout: float = header_timeout) -> None:
             self._armed_cycle = self.cycle
             self._header_bytes = 0
-            self._deadline_at = self.loop.time() + header_timeout
+            self._deadline_at = self.loop.time() + timeout
             if self._timer is None:
                 self._timer = self.loop.call_at(self._deadline_at, self._check)
 
