@@ -65,7 +65,9 @@ class StreamableHTTPApp(PostRoutes):
         server: the server to expose.
         path: the MCP endpoint's path.
         stateless: no sessions: every POST stands alone (no ``initialize`` needed, no GET
-            stream, no server-to-client requests).
+            stream, no server-to-client requests, no ``listChanged`` or resource
+            subscriptions; ``logging/setLevel`` holds for its own POST only, every other
+            starts at the server's default level).
         json_response: answer requests with JSON bodies instead of SSE streams. What a
             request sends besides its response (progress, log messages, requests to the
             client) then goes on the GET stream: it may arrive after the response (a
