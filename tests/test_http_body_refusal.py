@@ -130,6 +130,13 @@ async def test_a_body_far_over_the_limit_is_answered_and_the_connection_closed(
     assert ended, f"the server kept reading a refused body for {WITHIN} s"
 
 
+def ping(sock: socket.socket, port: int) -> bytes:
+    """A second request on the connection (an unknown session: 404); its answer's headers."""
+    message = request(1, "ping")
+    framing = f"content-length: {len(message)}\r\nmcp-session-id: no-such-session"
+    return exchange(sock, head(port, framing) + message)
+
+
 def over_then_ping(port: int) -> tuple[bytes, bytes]:
     """A chunked body one byte over the limit, then a second request on the same
     connection; returns both answers' headers."""
@@ -137,10 +144,7 @@ def over_then_ping(port: int) -> tuple[bytes, bytes]:
     chunked = b"".join(chunk(body[i : i + 4096]) for i in range(0, len(body), 4096))
     with socket.create_connection(("127.0.0.1", port), timeout=WITHIN) as sock:
         first = exchange(sock, head(port, "transfer-encoding: chunked") + chunked + b"0\r\n\r\n")
-        ping = request(1, "ping")
-        framing = f"content-length: {len(ping)}\r\nmcp-session-id: no-such-session"
-        second = exchange(sock, head(port, framing) + ping)
-    return first, second
+        return first, ping(sock, port)
 
 
 async def test_a_chunked_body_just_over_the_limit_keeps_the_connection(
@@ -182,10 +186,7 @@ def declared_over_then_ping(port: int) -> tuple[bytes, bytes]:
     with socket.create_connection(("127.0.0.1", port), timeout=WITHIN) as sock:
         first = exchange(sock, head(port, f"content-length: {size}"))
         sock.sendall(b" " * size)  # far more than a header block may take (16 KiB)
-        ping = request(1, "ping")
-        framing = f"content-length: {len(ping)}\r\nmcp-session-id: no-such-session"
-        second = exchange(sock, head(port, framing) + ping)
-    return first, second
+        return first, ping(sock, port)
 
 
 async def test_a_declared_body_just_over_the_limit_is_read_to_its_end(
