@@ -327,13 +327,24 @@ class ServerSession:
         """Send a log message in the background if ``level`` passes the client's threshold
         (from synchronous code on the event loop, e.g. a logging handler); ``threshold``
         as for :meth:`send_log`."""
+        params = self._log_params(level, data, logger, threshold)
+        if params is not None:
+            self.endpoint.notify_soon("notifications/message", params)
+
+    def _log_params(
+        self,
+        level: LoggingLevel,
+        data: Any,
+        logger: str | None,
+        threshold: LoggingLevel | UnsetType | None,
+    ) -> LoggingMessageNotificationParams | None:
+        """The log message to send, ``None`` when ``level`` does not pass the threshold."""
         minimum = self.log_level if isinstance(threshold, UnsetType) else threshold
         if minimum is None or _SEVERITY[level] < _SEVERITY[minimum]:
-            return
-        params = LoggingMessageNotificationParams(
+            return None
+        return LoggingMessageNotificationParams(
             level=level, data=data, logger=UNSET if logger is None else logger
         )
-        self.endpoint.notify_soon("notifications/message", params)
 
     async def send_log(
         self,
@@ -352,11 +363,8 @@ class ServerSession:
         """
         if level not in _SEVERITY:
             raise LocalProtocolError(f"unknown logging level {level!r}; use one of {_LEVELS}")
-        minimum = self.log_level if isinstance(threshold, UnsetType) else threshold
-        if minimum is None or _SEVERITY[level] < _SEVERITY[minimum]:
+        params = self._log_params(level, data, logger, threshold)
+        if params is None:
             return False
-        params = LoggingMessageNotificationParams(
-            level=level, data=data, logger=UNSET if logger is None else logger
-        )
         await self.endpoint.notify("notifications/message", params)
         return True
