@@ -9,7 +9,10 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
+from pathlib import Path
+from typing import Final, Literal
 
 import anyio
 import pytest
@@ -298,3 +301,30 @@ async def test_closing_the_client_ends_what_the_server_started(ending: str) -> N
         # session the client started it in (already gone and reaped, or going).
         with contextlib.suppress(ProcessLookupError):
             await wait_pid_exit(child, 10)
+
+
+CRASHING: Final = textwrap.dedent(
+    """
+    import sys
+    print("fatal: the config file /etc/example.toml is missing", file=sys.stderr, flush=True)
+    sys.exit(3)
+    """
+)
+
+
+@pytest.mark.parametrize("stderr", ["capture", "devnull"])
+async def test_a_server_that_exits_before_answering_says_why(
+    tmp_path: Path, stderr: Literal["capture", "devnull"]
+) -> None:
+    # It was a bare "the connection closed", whatever the server had said.
+    (tmp_path / "crashing.py").write_text(CRASHING)
+    seen: list[str] = []
+    transport = StdioTransport(
+        sys.executable, [str(tmp_path / "crashing.py")], stderr=stderr, on_stderr=seen.append
+    )
+    with anyio.fail_after(30), pytest.raises(ConnectionClosedError) as closed:
+        async with Client(transport):
+            pass
+    message = str(closed.value)
+    assert "exited with status 3" in message
+    assert ("config file /etc/example.toml is missing" in message) is (stderr == "capture")

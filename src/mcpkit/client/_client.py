@@ -45,7 +45,7 @@ from ._callbacks import (
 )
 from ._handshake import Handshake
 from ._info import ServerInfo
-from ._inprocess import ClientTransport, Target, check_target, open_channel
+from ._inprocess import ClientTransport, Target, check_target, exit_reason, open_channel
 from ._lenient import lenient_decode
 from ._listen import ListenMethods, ListenStream
 from ._methods import ClientMethods, Timeout
@@ -250,6 +250,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         for index, candidate in enumerate(candidates):
             stack = contextlib.AsyncExitStack()
             await stack.__aenter__()
+            self._endpoint = None  # (the last connection's, if any, is over)
             try:
                 await self._open(stack, candidate)
                 await self._start()
@@ -259,6 +260,12 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                     logger.info("%s; trying the HTTP+SSE transport of 2024-11-05", exc)
                     continue
                 raise
+            except ConnectionClosedError as exc:  # gone before it answered: say why
+                why = await exit_reason(self._endpoint.channel if self._endpoint else None)
+                await stack.aclose()
+                if why is None:
+                    raise
+                raise ConnectionClosedError(f"{exc}: {why}") from exc
             except BaseException:
                 await stack.aclose()
                 raise

@@ -12,7 +12,7 @@ import anyio
 from ..aio import MessageChannel, memory_channel_pair, single_errors
 from ..exceptions import LocalProtocolError
 
-__all__ = ["ClientTransport", "InProcessServer", "check_target", "open_channel"]
+__all__ = ["ClientTransport", "InProcessServer", "check_target", "exit_reason", "open_channel"]
 
 
 @runtime_checkable
@@ -75,3 +75,17 @@ async def _serve_in_process(server: InProcessServer) -> AsyncIterator[MessageCha
                 # The client closed its end (the server then ends by itself): stop
                 # waiting for it regardless, a server's cleanup must not hold the caller.
                 tg.cancel_scope.cancel()
+
+
+async def exit_reason(channel: MessageChannel | None) -> str | None:
+    """Why the peer behind ``channel`` went away, when its transport can tell (a server
+    subprocess: its exit status and the end of its captured stderr)."""
+    reason = getattr(channel, "exit_reason", None)
+    if reason is None:
+        return None
+    try:
+        with anyio.fail_after(2):
+            found = await reason()
+    except Exception:  # (an explanation must never replace the error it explains)
+        return None
+    return found if isinstance(found, str) else None

@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Final, Literal
@@ -34,6 +35,8 @@ __all__ = ["ProcessChannel", "StdioTransport"]
 
 logger = logging.getLogger("mcpkit.transports.stdio")
 _CHUNK: Final = 256 * 1024
+_TAIL_LINES: Final = 20
+_TAIL_LINE_CHARS: Final = 500
 
 StderrMode = Literal["inherit", "capture", "devnull"]
 
@@ -127,6 +130,8 @@ class ProcessChannel:
         self._write_lock = anyio.Lock(fast_acquire=True)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._watching = anyio.CancelScope()  # the watch for the server's exit
+        #: The last captured stderr lines (shortened), for :meth:`exit_reason`.
+        self._stderr_tail: deque[str] = deque(maxlen=_TAIL_LINES)
 
     def connect(self) -> contextlib.AbstractAsyncContextManager[ProcessChannel]:
         """Act as a transport: an unopened channel opens itself (so it can be handed to
@@ -230,6 +235,7 @@ class ProcessChannel:
 
     def _emit_stderr(self, line: bytes) -> None:
         text = line.rstrip(b"\r").decode("utf-8", "replace")
+        self._stderr_tail.append(text[:_TAIL_LINE_CHARS])
         if self._t.on_stderr is not None:
             try:
                 self._t.on_stderr(text)
@@ -237,6 +243,28 @@ class ProcessChannel:
                 logger.exception("on_stderr callback failed")
         else:
             logger.info("server stderr: %s", text)
+
+    async def exit_reason(self, wait: float = 1.0) -> str | None:
+        """Why the server went away, for an error message: its exit status (waited for
+        up to ``wait`` seconds) and, when stderr is captured, its last lines. ``None``
+        when it has not exited."""
+        process = self._process
+        if process is None:
+            return None
+        if process.returncode is None:
+            with anyio.move_on_after(wait):
+                await process.wait()
+        code = process.returncode
+        if code is None:
+            return None
+        reason = (
+            f"the server process was killed by signal {-code}"
+            if code < 0
+            else f"the server process exited with status {code}"
+        )
+        if self._stderr_tail:
+            reason += "; the end of its stderr:\n" + "\n".join(self._stderr_tail)
+        return reason
 
     async def receive(self) -> bytes | FrameTooLarge:
         """Receive the next message from the server.
