@@ -328,3 +328,37 @@ async def test_a_server_that_exits_before_answering_says_why(
     message = str(closed.value)
     assert "exited with status 3" in message
     assert ("config file /etc/example.toml is missing" in message) is (stderr == "capture")
+
+
+CHATTY: Final = textwrap.dedent(
+    """
+    import sys
+    # A misconfigured server: half a megabyte of log lines on stdout before it reads its
+    # stdin (the client answers each with a -32700 it must not wait to write).
+    line = b"2026-01-01 12:00:00 INFO loading plugin %05d with the default settings: ok\\n"
+    for i in range(6000):
+        sys.stdout.buffer.write(line % i)
+    sys.stdout.buffer.flush()
+    from mcpkit import Server
+    server = Server("chatty")
+
+    @server.tool()
+    def hi() -> str:
+        return "hi"
+
+    server.run()
+    """
+)
+
+
+async def test_a_server_that_logs_to_stdout_before_reading_does_not_deadlock_the_client(
+    tmp_path: Path,
+) -> None:
+    # The receive loop wrote each -32700 answer before reading on: with both pipes full
+    # (the server writing its log, not reading), neither side moved; initialize timed out.
+    (tmp_path / "chatty.py").write_text(CHATTY)
+    transport = StdioTransport(sys.executable, [str(tmp_path / "chatty.py")], stderr="devnull")
+    with anyio.fail_after(30):
+        async with Client(transport, era="handshake", timeout=20) as client:
+            result = await client.call_tool("hi")
+    assert result.content[0].text == "hi"  # type: ignore[union-attr]

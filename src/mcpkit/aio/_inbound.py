@@ -152,10 +152,13 @@ class Inbound(SoonQueue):
         if isinstance(event, MessageRejected):
             log = logger.debug if event.level == "debug" else logger.warning
             log("%s", event.reason)
-            if event.reply is not None:
-                await self._finish(route, event.reply)
-                return 1
-            return 0
+            if event.reply is None:
+                return 0
+            if route is None:  # over the channel: queued, never awaited here (see send_soon)
+                self.send_soon(event.reply, None, "an error answer")
+            else:
+                await route.finish(event.reply)
+            return 1
         self._dispatch_other(event)
         if isinstance(event, NotificationReceived) and self._on_notification is not None:
             try:

@@ -68,15 +68,23 @@ class SoonQueue:
         if self._task_group is None or self.closed:
             return
         route = _CURRENT.get() if related else None
-        data = self.connection.send_notification(method, params)
+        self.send_soon(self.connection.send_notification(method, params), route, method)
+
+    def send_soon(self, data: bytes, route: ReplyRoute | None, what: str) -> None:
+        """Queue encoded ``data`` for the background sender (as :meth:`notify_soon`):
+        also the error answers to messages the peer got wrong, which the receive loop
+        must not wait to write (a peer that writes without reading its input, a server
+        logging to stdout, would fill both pipes: a deadlock)."""
+        if self._task_group is None or self.closed:
+            return
         if self._soon_bytes + len(data) > _SOON_BYTES or len(self._soon) >= _SOON_COUNT:
             # A peer that reads slower than this side notifies (a flood of forwarded log
             # records): what is queued is bounded, the rest dropped, and it is said once.
             if not self._soon_dropped:
                 logger.warning(
-                    "notifications are queued faster than the peer reads them: dropping "
-                    "%s and any more until the queue drains (%d queued, %d bytes)",
-                    method,
+                    "messages are queued faster than the peer reads them: dropping %s and "
+                    "any more until the queue drains (%d queued, %d bytes)",
+                    what,
                     len(self._soon),
                     self._soon_bytes,
                 )
