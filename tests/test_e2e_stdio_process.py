@@ -362,3 +362,30 @@ async def test_a_server_that_logs_to_stdout_before_reading_does_not_deadlock_the
         async with Client(transport, era="handshake", timeout=20) as client:
             result = await client.call_tool("hi")
     assert result.content[0].text == "hi"  # type: ignore[union-attr]
+
+
+NOISY: Final = textwrap.dedent(
+    """
+    import sys
+    err = sys.stderr.buffer
+    err.write(b"first\\nsecond ")  # lines split across writes, one of 3 MB
+    err.flush()
+    for _ in range(48):
+        err.write(b"x" * 65536)
+        err.flush()
+    err.write(b"\\r\\nthird\\nunfinished")
+    err.flush()
+    """
+)
+
+
+async def test_captured_stderr_is_split_into_lines_however_it_arrives(tmp_path: Path) -> None:
+    (tmp_path / "noisy.py").write_text(NOISY)
+    lines: list[str] = []
+    channel = StdioTransport(
+        sys.executable, [str(tmp_path / "noisy.py")], stderr="capture", on_stderr=lines.append
+    ).connect()
+    with anyio.fail_after(30):
+        async with channel:
+            await channel.exit_reason(wait=20)
+    assert lines == ["first", "second " + "x" * 48 * 65536, "third", "unfinished"]

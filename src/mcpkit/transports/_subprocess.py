@@ -218,20 +218,28 @@ class ProcessChannel:
         return await self._task_group.__aexit__(exc_type, exc, tb)
 
     async def _pump_stderr(self, stream: anyio.abc.ByteReceiveStream) -> None:
-        pending = b""
+        # Only the new chunk is searched for line ends: joining and splitting the whole
+        # unfinished line per chunk took quadratic time on output without newlines.
+        pending = bytearray()
+        limit = self._t.limits.max_message_bytes
         try:
             async for chunk in stream:
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    self._emit_stderr(line)
-                if len(pending) > self._t.limits.max_message_bytes:
-                    self._emit_stderr(pending)
-                    pending = b""
+                start = 0
+                end = chunk.find(b"\n")
+                while end >= 0:
+                    pending += chunk[start:end]
+                    self._emit_stderr(bytes(pending))
+                    pending.clear()
+                    start = end + 1
+                    end = chunk.find(b"\n", start)
+                pending += chunk[start:]
+                if len(pending) > limit:
+                    self._emit_stderr(bytes(pending))
+                    pending.clear()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         if pending:
-            self._emit_stderr(pending)
+            self._emit_stderr(bytes(pending))
 
     def _emit_stderr(self, line: bytes) -> None:
         text = line.rstrip(b"\r").decode("utf-8", "replace")
