@@ -15,7 +15,7 @@ from __future__ import annotations
 import select
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
 
 import anyio
@@ -147,16 +147,6 @@ def over_then_ping(port: int) -> tuple[bytes, bytes]:
         return first, ping(sock, port)
 
 
-async def test_a_chunked_body_just_over_the_limit_keeps_the_connection(
-    http: RunningServer,
-) -> None:
-    first, second = await anyio.to_thread.run_sync(over_then_ping, http.port)
-    assert first.startswith(b"HTTP/1.1 413"), first
-    assert b"connection: close" not in first.lower(), first
-    # The same connection answers the next request (an unknown session: 404).
-    assert second.startswith(b"HTTP/1.1 404"), second
-
-
 def over_then_stall(port: int) -> tuple[bytes, bool]:
     """A chunked body past the limit (not past twice it) that then stops arriving."""
     start = head(port, "transfer-encoding: chunked") + chunk(b" " * (LIMIT + 16))
@@ -189,13 +179,17 @@ def declared_over_then_ping(port: int) -> tuple[bytes, bytes]:
         return first, ping(sock, port)
 
 
-async def test_a_declared_body_just_over_the_limit_is_read_to_its_end(
-    http: RunningServer,
+@pytest.mark.parametrize(
+    "scenario", [over_then_ping, declared_over_then_ping], ids=["chunked", "declared"]
+)
+async def test_a_body_just_over_the_limit_is_read_to_its_end_and_keeps_the_connection(
+    http: RunningServer, scenario: Callable[[int], tuple[bytes, bytes]]
 ) -> None:
-    # The rest of the refused body was counted as the next request's headers: past
-    # 16 KiB the server answered 431 and closed with the upload unread, and the reset
-    # destroyed the 413 before clients (httpx, mcpkit's, the official SDK's) read it.
-    first, second = await anyio.to_thread.run_sync(declared_over_then_ping, http.port)
+    # Declared: the rest of the refused body was counted as the next request's headers;
+    # past 16 KiB the server answered 431 and closed with the upload unread, and the
+    # reset destroyed the 413 before clients (httpx, mcpkit's, the official SDK's) read it.
+    first, second = await anyio.to_thread.run_sync(scenario, http.port)
     assert first.startswith(b"HTTP/1.1 413"), first
     assert b"connection: close" not in first.lower(), first
+    # The same connection answers the next request (an unknown session: 404).
     assert second.startswith(b"HTTP/1.1 404"), second
