@@ -423,3 +423,44 @@ def test_client_refuses_what_it_cannot_connect_to(target: Any) -> None:
     # from a background task, inside an exception group)
     with pytest.raises(LocalProtocolError, match="a Client connects to"):
         Client(target)
+
+
+async def test_a_reconnected_client_forgets_the_last_servers_output_schemas() -> None:
+    # The output schemas learned from the first connection's tools/list were kept: after
+    # an upgrade the tool's plain result was refused as missing its structured content.
+    from mcpkit.server import Server
+
+    app = Server("upgraded")
+
+    @app.tool(name="calc")
+    def calc_v1() -> int:
+        return 2
+
+    client = Client(app, era="handshake")
+    async with client:
+        await client.list_tools()
+        assert (await client.call_tool("calc")).structured_content == {"result": 2}
+    app.remove_tool("calc")
+
+    @app.tool(name="calc")
+    def calc_v2() -> str:
+        return "two"
+
+    async with client:
+        result = await client.call_tool("calc")
+    assert result.content == [TextContent(text="two")]
+
+
+def test_output_schemas_are_kept_for_a_bounded_number_of_tools() -> None:
+    # A server with per-job tool names grew the table for the life of the client.
+    from mcpkit.client._tool_checks import OutputChecks
+
+    checks = OutputChecks()
+    schema = {"type": "object", "required": ["n"]}
+    for n in range(1100):
+        tool = Tool(name=f"job{n}", input_schema={"type": "object"}, output_schema=schema)
+        checks.learn([tool], "2025-11-25")
+    wrong = CallToolResult(content=[], structured_content={})
+    checks.check("job0", wrong, tolerant=False)  # forgotten: not checked any more
+    with pytest.raises(RemoteProtocolError):
+        checks.check("job1099", wrong, tolerant=False)

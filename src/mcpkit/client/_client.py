@@ -241,6 +241,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         # server, an initialize result, cached results) is not this one's. (The era found
         # stays a hint: a 2026 server is probed again, a handshake-era one is not.)
         self._modern = self._init = None
+        self._output_checks = OutputChecks()  # (the tools of the last server it knew)
         if self.cache is not None:
             self.cache.clear()
         # fast_acquire: a free slot is taken without a trip through the event loop.

@@ -37,9 +37,15 @@ def screen_tools(result: ListToolsResult, known: dict[str, Tool] | None) -> List
     return msgspec.structs.replace(result, tools=kept)
 
 
+#: Most tools whose output schemas are kept: a server whose tool set keeps changing
+#: (per-job tool names) must not grow the table for the life of the client.
+_MAX_TOOLS = 1024
+
+
 class OutputChecks:
     """The output schemas of the tools seen in ``tools/list``, compiled (``None``: not
-    checkable)."""
+    checkable); the most recently listed :data:`_MAX_TOOLS` (a tool forgotten is checked
+    again once listed again)."""
 
     __slots__ = ("_validators",)
 
@@ -52,7 +58,10 @@ class OutputChecks:
         meaning nothing (a plain result is not refused)."""
         structured = version >= V2025_06_18
         for tool in tools:
+            self._validators.pop(tool.name, None)  # (re-listed: now the newest)
             if structured and isinstance(tool.output_schema, dict):
+                if len(self._validators) >= _MAX_TOOLS:
+                    del self._validators[next(iter(self._validators))]  # the oldest
                 try:
                     # The server's schema: its patterns may not backtrack exponentially.
                     validator = compile_schema(tool.output_schema, untrusted=True)
@@ -60,8 +69,6 @@ class OutputChecks:
                 except LocalProtocolError as exc:
                     logger.warning("cannot check the output of tool %r: %s", tool.name, exc)
                     self._validators[tool.name] = None
-            else:
-                self._validators.pop(tool.name, None)
 
     def check(self, name: str, result: CallToolResult, *, tolerant: bool) -> None:
         """Check structured content against the tool's ``outputSchema`` (clients SHOULD,
