@@ -103,9 +103,8 @@ def without_push(caps: ServerCapabilities) -> ServerCapabilities:
     for name in ("tools", "prompts", "resources"):
         declared = getattr(caps, name)
         if declared is not UNSET:
-            changes[name] = _replace(declared, list_changed=UNSET)
-    if caps.resources is not UNSET:
-        changes["resources"] = _replace(caps.resources, list_changed=UNSET, subscribe=UNSET)
+            extra = {"subscribe": UNSET} if name == "resources" else {}
+            changes[name] = _replace(declared, list_changed=UNSET, **extra)
     return _replace(caps, **changes) if changes else caps
 
 

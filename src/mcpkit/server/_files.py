@@ -42,6 +42,10 @@ _GONE: Final = frozenset({errno.ELOOP, errno.ENOTDIR, errno.ENOENT})
 _PATH_SAFE: Final = "/!$&'()*+,;=:@"
 
 
+def _not_found(uri: str) -> RPCError:
+    return RPCError(_NOT_FOUND, "Resource not found", {"uri": uri})
+
+
 class DirectoryResources:
     """The files under ``root`` as the resource template ``<uri_prefix>{+path}``.
 
@@ -110,7 +114,7 @@ class DirectoryResources:
         try:
             target = os.path.realpath(os.path.join(self.root, *parts))
         except OSError:  # a link changed while it was followed
-            raise RPCError(_NOT_FOUND, "Resource not found", {"uri": self.uri_for(path)}) from None
+            raise _not_found(self.uri_for(path)) from None
         try:
             inside = os.path.commonpath([self.root, target]) == self.root
         except ValueError:  # different drives on Windows
@@ -118,7 +122,7 @@ class DirectoryResources:
         if not inside:
             raise RPCError.invalid_params(f"Invalid file path: {path!r} leaves the directory")
         if not os.path.isfile(target):
-            raise RPCError(_NOT_FOUND, "Resource not found", {"uri": self.uri_for(path)})
+            raise _not_found(self.uri_for(path))
         return target
 
     def uri_for(self, path: str) -> str:
@@ -139,12 +143,12 @@ class DirectoryResources:
             fd = self._open_beneath(target)
         except OSError as exc:
             if exc.errno in _GONE:  # changed since it was resolved (a link, or removed)
-                raise RPCError(_NOT_FOUND, "Resource not found", {"uri": uri}) from None
+                raise _not_found(uri) from None
             raise RPCError(ErrorCode.INTERNAL_ERROR, f"Cannot read {uri}: {exc.strerror}") from None
         with os.fdopen(fd, "rb") as file:
             opened = os.fstat(file.fileno())
             if not stat.S_ISREG(opened.st_mode):  # swapped for a FIFO, a device...
-                raise RPCError(_NOT_FOUND, "Resource not found", {"uri": uri})
+                raise _not_found(uri)
             if opened.st_size > self.max_size:
                 raise RPCError(
                     ErrorCode.INTERNAL_ERROR,

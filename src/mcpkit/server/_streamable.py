@@ -142,7 +142,6 @@ class StreamableHTTPApp(PostRoutes):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._token: EventLoopToken | None = None
         self._starting: anyio.Event | None = None
-        self._runner_scope: anyio.CancelScope | None = None
         self._runner_done = anyio.Event()
         self._lifespans = 0
 
@@ -168,9 +167,9 @@ class StreamableHTTPApp(PostRoutes):
             yield
         finally:
             self._lifespans -= 1
-            if self._lifespans == 0 and self._runner_scope is not None:
+            if self._lifespans == 0 and self._tg is not None:
                 self.close_all()
-                self._runner_scope.cancel()
+                self._tg.cancel_scope.cancel()
                 # Shielded and bounded: even when the lifespan itself is cancelled, the
                 # sessions' tasks have stopped when it returns (structured, as before).
                 with anyio.move_on_after(10, shield=True):
@@ -230,7 +229,6 @@ class StreamableHTTPApp(PostRoutes):
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                self._runner_scope = tg.cancel_scope
                 tg.start_soon(self._sweep_forever)
                 started.set()
                 try:
@@ -240,7 +238,7 @@ class StreamableHTTPApp(PostRoutes):
         except Exception:  # a bug: logged, never a crash of the loop (a trio system task)
             logger.exception("the Streamable HTTP app's background tasks failed")
         finally:
-            self._tg = self._runner_scope = self._starting = None
+            self._tg = self._starting = None
             started.set()  # (if it failed before starting: waiters see _running() fail)
             self._runner_done.set()
 
