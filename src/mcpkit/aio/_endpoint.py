@@ -35,6 +35,7 @@ from ._channel import MessageChannel
 from ._flag import Flag
 from ._inbound import Inbound
 from ._inline import InlineHandler
+from ._lograte import PeerLogLimiter
 from ._outbound import Outbound
 from ._route import _CURRENT, ReplyRoute
 
@@ -112,6 +113,7 @@ class Endpoint(Inbound, Outbound):
         self._on_drain = on_drain
         self._idle: anyio.Event | None = None  # set when the last handler finishes
         self._init_soon()
+        self._peer_log = PeerLogLimiter()  # the peer's mistakes, logged within a bound
         self._waiters: dict[RequestId, _Waiter] = {}
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
         # task it runs in (see dispatch's ``inline``).

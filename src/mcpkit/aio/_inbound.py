@@ -1,9 +1,7 @@
 """The endpoint's side of the peer's messages: the receive loop, acting on each decoded
 event, and running each inbound request's handler (in its own task, or inline in the
-transport's) until its answer is delivered (a mixin of :class:`~mcpkit.aio.Endpoint`).
-
-Kept apart from ``_endpoint.py`` (lifecycle and sending) so each reads in one sitting; the
-methods are inherited, not wrapped, so the per-message path gains no call.
+transport's) until its answer is delivered (a mixin of :class:`~mcpkit.aio.Endpoint`,
+inherited, not wrapped, so the per-message path gains no call).
 """
 
 from __future__ import annotations
@@ -47,6 +45,7 @@ from ._calls import (
 )
 from ._channel import DeliveryFailed, MessageChannel
 from ._inline import InlineHandler, resume
+from ._lograte import PeerLogLimiter
 from ._route import _CURRENT, ReplyRoute
 from ._soon import SoonQueue
 
@@ -72,6 +71,7 @@ class Inbound(SoonQueue):
         _routes: dict[RequestId, ReplyRoute]
         _loop: asyncio.AbstractEventLoop | None
         _receiving: anyio.CancelScope | None
+        _peer_log: PeerLogLimiter
 
         def _fail_pending(self) -> None: ...
 
@@ -107,6 +107,7 @@ class Inbound(SoonQueue):
                     except ConnectionClosedError:
                         break  # our side broke (the peer stopped reading)
         finally:
+            self._peer_log.flush(logger)
             self._fail_pending()
 
     async def dispatch(
@@ -150,8 +151,7 @@ class Inbound(SoonQueue):
                 return requests + 1
             return requests
         if isinstance(event, MessageRejected):
-            log = logger.debug if event.level == "debug" else logger.warning
-            log("%s", event.reason)
+            self._peer_log.rejected(logger, event)
             if event.reply is None:
                 return 0
             if route is None:  # over the channel: queued, never awaited here (see send_soon)

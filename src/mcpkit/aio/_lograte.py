@@ -1,0 +1,69 @@
+"""Bounded logging of what a peer gets wrong.
+
+Every message a peer gets wrong is answered (or, for a notification or a response, dropped)
+and logged. Logged one line per message, a peer that sends garbage in a loop writes the
+operator's log as fast as it can send: over stdio, 200 MB of warnings in 20 s. A
+:class:`PeerLogLimiter` lets a burst through, then about one line per second, and the next
+line it lets through says how many it held back (and, if none comes, the connection's end
+does), so nothing is lost from the count.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Final
+
+from ..protocol import MessageRejected
+
+__all__ = ["PeerLogLimiter"]
+
+#: Lines let through at once, and the rate (lines per second) the allowance refills at.
+_BURST: Final = 20
+_PER_SECOND: Final = 1.0
+
+
+class PeerLogLimiter:
+    """A token bucket for one connection's log lines about its peer's mistakes."""
+
+    __slots__ = ("_burst", "_rate", "_stamp", "_suppressed", "_tokens")
+
+    def __init__(self, burst: int = _BURST, per_second: float = _PER_SECOND) -> None:
+        self._burst = float(burst)
+        self._rate = per_second
+        self._tokens = float(burst)
+        self._stamp = time.monotonic()
+        self._suppressed = 0
+
+    def log(self, logger: logging.Logger, level: int, message: str, *args: object) -> None:
+        """Log ``message % args`` at ``level`` if the allowance has room, else count it.
+        A line let through after some were held back ends with how many."""
+        if not logger.isEnabledFor(level):
+            return  # nothing would be written: nothing to limit
+        now = time.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
+        self._stamp = now
+        if self._tokens < 1.0:
+            self._suppressed += 1
+            return
+        self._tokens -= 1.0
+        if self._suppressed:
+            message += " (%d similar lines suppressed before this one)"
+            args = (*args, self._suppressed)
+            self._suppressed = 0
+        logger.log(level, message, *args)
+
+    def rejected(self, logger: logging.Logger, event: MessageRejected) -> None:
+        """Log why a message was refused: an expected race (a late answer, a cancel for a
+        finished request) at debug level, every one; anything else as a bounded warning."""
+        if event.level == "debug":
+            logger.debug("%s", event.reason)
+        else:
+            self.log(logger, logging.WARNING, "%s", event.reason)
+
+    def flush(self, logger: logging.Logger, level: int = logging.WARNING) -> None:
+        """Say how many lines were held back since the last one let through (called when
+        the connection ends, so a flood's tail is counted too)."""
+        if self._suppressed:
+            logger.log(level, "%d similar lines about the peer were suppressed", self._suppressed)
+            self._suppressed = 0

@@ -1,0 +1,98 @@
+"""What a peer gets wrong is answered every time, but logged within a bound: a peer that
+sends garbage in a loop wrote one warning per message (over stdio, 220 MB of log in 20 s,
+``aio/_lograte.py``). A burst is logged, then about one line per second; the count of the
+lines held back is given by the next line let through, or when the connection ends."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import anyio
+import pytest
+
+from mcpkit.aio import Endpoint, memory_channel_pair
+from mcpkit.aio._lograte import PeerLogLimiter
+from mcpkit.server import LowLevelServer
+
+from ._wire import wire_to
+
+pytestmark = pytest.mark.anyio
+
+BAD_LINES = 500
+_SUPPRESSED = re.compile(r"(\d+) similar lines")
+
+
+def _held_back(records: list[logging.LogRecord]) -> int:
+    found = (_SUPPRESSED.search(r.getMessage()) for r in records)
+    return sum(int(m.group(1)) for m in found if m is not None)
+
+
+async def test_a_flood_of_bad_messages_is_answered_in_full_and_logged_in_bounds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcpkit.aio")
+    async with wire_to(LowLevelServer("s")) as wire:
+        for n in range(BAD_LINES):
+            await wire.channel.send(b'{"jsonrpc": "2.0", "id": %d, "method": 7}' % n)
+            answer = await wire.read()  # every one is still answered, with its id
+            assert (answer["id"], answer["error"]["code"]) == (n, -32600)
+        assert "result" in await wire.call("after", "ping")  # and the connection goes on
+    warnings = [r for r in caplog.records if r.name == "mcpkit.aio"]
+    about = [r for r in warnings if "method must be a string" in r.getMessage()]
+    assert 20 <= len(about) < 40  # the burst, and no more than the refill of the test's time
+    # Nothing is lost from the count: the lines let through and those held back (said by
+    # the connection's end at the latest) add up to every bad message.
+    assert len(about) + _held_back(warnings) == BAD_LINES
+
+
+def test_the_allowance_refills_and_the_next_line_says_what_was_held_back(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr("mcpkit.aio._lograte.time.monotonic", lambda: now[0])
+    logger = logging.getLogger("mcpkit.test.peerlog")
+    caplog.set_level(logging.WARNING, logger=logger.name)
+    limiter = PeerLogLimiter(burst=3, per_second=0.5)
+    for n in range(10):
+        limiter.log(logger, logging.WARNING, "bad %d", n)
+    assert [r.getMessage() for r in caplog.records] == ["bad 0", "bad 1", "bad 2"]
+    now[0] += 1.0  # half a line's allowance: still held back
+    limiter.log(logger, logging.WARNING, "bad %d", 10)
+    now[0] += 1.0
+    limiter.log(logger, logging.WARNING, "bad %d", 11)
+    assert caplog.records[-1].getMessage() == (
+        "bad 11 (8 similar lines suppressed before this one)"
+    )
+    limiter.flush(logger)  # nothing held back since: nothing to say
+    assert len(caplog.records) == 4
+    limiter.log(logger, logging.WARNING, "bad %d", 12)
+    limiter.flush(logger)
+    assert caplog.records[-1].getMessage() == "1 similar lines about the peer were suppressed"
+
+
+def test_nothing_is_counted_when_the_level_is_off(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("mcpkit.test.peerlog.off")
+    caplog.set_level(logging.ERROR, logger=logger.name)
+    limiter = PeerLogLimiter(burst=1)
+    for _ in range(5):
+        limiter.log(logger, logging.WARNING, "bad")
+    limiter.flush(logger)
+    assert caplog.records == []
+
+
+async def test_the_client_side_is_bounded_too(caplog: pytest.LogCaptureFixture) -> None:
+    """The same receive loop serves clients: a server sending garbage is bounded alike."""
+    caplog.set_level(logging.WARNING, logger="mcpkit.aio")
+    mine, theirs = memory_channel_pair()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(Endpoint(mine).run)  # until the peer's end of input
+            for _ in range(BAD_LINES):
+                await theirs.send(b"not json")
+            for _ in range(BAD_LINES):  # every one is answered
+                assert b"-32700" in await theirs.receive()
+            await theirs.aclose()
+    about = [r for r in caplog.records if "Parse error" in r.getMessage()]
+    assert 20 <= len(about) < 40
+    assert len(about) + _held_back(caplog.records) == BAD_LINES
