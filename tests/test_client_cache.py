@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from mcpkit.client import ResultCache
+from mcpkit.exceptions import RemoteProtocolError
 from mcpkit.types import TextContent
 
 from ._fakemodern import FakeServer, fake_client, modern
@@ -263,3 +264,26 @@ async def test_ping_is_never_answered_from_the_cache() -> None:
             await client.ping()
             await client.ping()
     assert len(fake.calls("server/discover")) == 3
+
+
+@pytest.mark.anyio
+async def test_an_invalid_result_is_not_cached() -> None:
+    """A result that does not decode fails its call and is not kept: the next call asks
+    again (the invalid answer was cached first, and every later call failed from the
+    cache without asking the server, for as long as its ttlMs)."""
+    answers = iter([tools(60_000, tools="oops"), tools(60_000)])
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = next(answers)(params)
+        return result
+
+    handler = modern({"tools/list": answer})
+    with anyio.fail_after(LIMIT):
+        async with fake_client(handler, cache=ResultCache(clock=Clock())) as (client, fake):
+            with pytest.raises(RemoteProtocolError, match="invalid result for tools/list"):
+                await client.list_tools()
+            assert client.cache is not None
+            assert len(client.cache) == 0
+            assert (await client.list_tools()).tools[0].name == "t"
+            await client.list_tools()  # the valid answer is cached
+    assert len(fake.calls("tools/list")) == 2
