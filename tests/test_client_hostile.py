@@ -1,7 +1,7 @@
 """The client against servers that misbehave, and against misuse of its own lifecycle:
 pagination keeps a digest per cursor (not the cursor: 10,000 pages of 1 MB cursors held
 10 GB); the result cache stores nothing fetched across an invalidation and holds a bounded
-number of bytes; a client is entered once at a time and starts each connection clean; a
+number of bytes, keys included; a client is entered once at a time and starts each connection clean; a
 closed client answers nothing from its cache; a discover probe answered with a non-object
 falls back to initialize; a timeout must be positive; ``max_timeout`` bounds the wait for
 notification callbacks too (``client/*.py``)."""
@@ -101,6 +101,29 @@ def test_the_cache_holds_a_bounded_number_of_bytes() -> None:
     assert len(cache) == 5  # the oldest went
     assert cache.get(keys[-1]) is not None
     assert cache.get(keys[0]) is None
+
+
+def test_the_cache_bounds_what_a_server_puts_in_its_keys_too() -> None:
+    # A next page's key holds the cursor it was asked with: 20 pages asked with 1 MB
+    # cursors were kept whole outside max_bytes (a server grew a "32 MiB" cache to
+    # 180 MiB). A key is a digest of the params; a read's uri counts against max_bytes.
+    cache = ResultCache(max_bytes=64 * 1024)
+    tracemalloc.start()
+    try:
+        for n in range(20):
+            key = ResultCache.key("tools/list", {"cursor": f"{n}" + "c" * 1_000_000})
+            assert key is not None
+            cache.put(key, b'{"tools":[]}', 60_000, "private")
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(cache) == 20
+    assert held < 4 * 1024 * 1024, held
+    uri = "u" * 20_000  # with its uri, over a quarter of max_bytes: not kept
+    read = ResultCache.key("resources/read", {"uri": uri})
+    assert read is not None
+    cache.put(read, b"{}", 60_000, "private", uri)
+    assert cache.get(read) is None
 
 
 async def test_a_client_is_entered_once_at_a_time() -> None:
