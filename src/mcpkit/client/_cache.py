@@ -37,6 +37,7 @@ _INVALIDATES: Final = {
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
     "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+    "notifications/resources/updated": ("resources/read",),
 }
 
 
@@ -78,13 +79,18 @@ class ResultCache:
         self.clock = clock
         self._entries: OrderedDict[tuple[str, bytes], _Entry] = OrderedDict()
         self._bytes = 0
-        #: Counts invalidations: a result fetched across one is not stored (see mark).
+        #: Counts invalidations: a result fetched across one of its method is not stored
+        #: (see mark); ``_stale_at`` has the generation of each method's last one, and
+        #: ``_cleared_at`` that of the last :meth:`clear` (which is one of every method).
         self._generation = 0
+        self._stale_at: dict[str, int] = {}
+        self._cleared_at = 0
 
     def mark(self) -> int:
         """Take before sending a request; give to :meth:`put` with its result. A result
         whose request was in flight when a notification made such results stale may
-        already be stale itself (caching.mdx): it is then not stored."""
+        already be stale itself (caching.mdx): it is then not stored. Other notifications
+        (a log message, another list's change) do not stop it."""
         return self._generation
 
     def __len__(self) -> int:
@@ -132,7 +138,9 @@ class ResultCache:
         if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0:
             return
         size = len(raw) + (0 if uri is None else len(uri))
-        if (mark is not None and mark != self._generation) or size * 4 > self.max_bytes:
+        if mark is not None and max(self._cleared_at, self._stale_at.get(key[0], 0)) > mark:
+            return
+        if size * 4 > self.max_bytes:
             return
         scope = scope if scope in ("public", "private") else "private"
         # Capped: a number of hundreds of digits does not fit a float (OverflowError).
@@ -150,6 +158,12 @@ class ResultCache:
     def invalidate(self, notification: str, uri: str | None = None) -> None:
         """Drop what ``notification`` makes stale: the matching list results, or the reads
         of ``uri`` for ``notifications/resources/updated``."""
+        methods = _INVALIDATES.get(notification, ())
+        if not methods:
+            return  # nothing cached depends on it: results in flight stay cacheable
+        self._generation += 1
+        for method in methods:
+            self._stale_at[method] = self._generation
         if notification == "notifications/resources/updated":
             doomed = [
                 key
@@ -157,14 +171,13 @@ class ResultCache:
                 if key[0] == "resources/read" and (uri is None or entry.uri == uri)
             ]
         else:
-            methods = _INVALIDATES.get(notification, ())
             doomed = [key for key in self._entries if key[0] in methods]
-        self._generation += 1
         for key in doomed:
             self._drop(key)
 
     def clear(self) -> None:
         """Forget everything."""
         self._generation += 1
+        self._cleared_at = self._generation
         self._entries.clear()
         self._bytes = 0
