@@ -211,3 +211,51 @@ async def test_a_subscription_id_that_is_no_id_is_not_a_listens() -> None:
             first = await stream.__anext__()
             assert first.method == "notifications/tools/list_changed"
     assert changed == ["tools"] * 4
+
+
+def scripted_listen(*notes: tuple[str, dict[str, Any]], end: Any = None) -> Any:
+    """A server that acknowledges a listen, sends ``notes`` on it, then answers it with
+    ``end`` (a complete result by default)."""
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "server/discover":
+            return discover_result()
+        if method != "subscriptions/listen":
+            raise RPCError(-32601, method)
+        meta = {SUBSCRIPTION_ID: fake.calls("subscriptions/listen")[-1]["id"]}
+        await fake.notify(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": meta, "notifications": params["notifications"]},
+        )
+        for note, extra in notes:
+            await fake.notify(note, {"_meta": meta, **extra})
+        if end is not None:
+            result: dict[str, Any] = end(meta)
+            return result
+        return {"resultType": "complete", "_meta": meta}
+
+    return handle
+
+
+async def test_a_stream_delivers_only_what_it_asked_for() -> None:
+    """A server sending what the listen did not ask for (subscriptions.mdx: it MUST NOT):
+    the stream drops it (every notification carrying the id was delivered)."""
+    handle = scripted_listen(
+        ("notifications/resources/updated", {"uri": "a://secret"}),
+        ("notifications/prompts/list_changed", {}),
+        ("notifications/resources/list_changed", {}),
+        ("notifications/bogus/thing", {}),
+        ("notifications/message", {"level": "info", "data": "x"}),
+        ("notifications/resources/updated", {"uri": "a://1"}),
+        ("notifications/tools/list_changed", {}),
+    )
+    with anyio.fail_after(LIMIT):
+        async with (
+            fake_client(handle) as (client, _),
+            client.listen(tools=True, resource_uris=["a://1"]) as stream,
+        ):
+            seen = [(n.method, n.params.get("uri")) async for n in stream]
+    assert seen == [
+        ("notifications/resources/updated", "a://1"),
+        ("notifications/tools/list_changed", None),
+    ]

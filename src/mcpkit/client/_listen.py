@@ -73,6 +73,20 @@ def subscription_of(params: Raw | None) -> tuple[Any, dict[str, Any]] | None:
     return found, decoded
 
 
+def _asked_for(wanted: SubscriptionFilter, method: str, params: dict[str, Any]) -> bool:
+    """Whether a listen asking for ``wanted`` asked for this notification (a server MUST
+    NOT send any other on it: ``SubscriptionFilter`` in the 2026-07-28 schema)."""
+    if method == "notifications/resources/updated":
+        uris = wanted.resource_subscriptions
+        return isinstance(uris, list) and params.get("uri") in uris
+    flag = {
+        "notifications/tools/list_changed": wanted.tools_list_changed,
+        "notifications/prompts/list_changed": wanted.prompts_list_changed,
+        "notifications/resources/list_changed": wanted.resources_list_changed,
+    }.get(method)
+    return flag is True
+
+
 @dataclass(frozen=True)
 class ListenNotification:
     """One notification delivered on a listen stream.
@@ -98,8 +112,9 @@ class ListenStream:
         dropped: notifications dropped because the consumer fell ``max_queued`` behind.
     """
 
-    def __init__(self, max_queued: int) -> None:
+    def __init__(self, wanted: SubscriptionFilter, max_queued: int) -> None:
         self.subscription_id: RequestId | None = None
+        self._wanted = wanted
         self.honoured: SubscriptionFilter | None = None
         self.result: SubscriptionsListenResult | None = None
         self.dropped = 0
@@ -127,6 +142,10 @@ class ListenStream:
         if not self.acknowledged.is_set():
             # subscriptions.mdx: the acknowledgement comes first; tolerate, but say so.
             logger.warning("a listen notification arrived before its acknowledgement")
+        if not _asked_for(self._wanted, method, params):
+            # Not the stream's to deliver (the client's callbacks still get it).
+            logger.debug("listen stream %r: %r was not asked for", self.subscription_id, method)
+            return
         if len(self._queue) >= self._max_queued:
             self._queue.popleft()  # bounded: the oldest goes, and the loss is counted
             self.dropped += 1
@@ -236,7 +255,7 @@ class ListenMethods:
             "notifications": msgspec.to_builtins(wanted),
             "_meta": self._meta(self._modern.version),
         }
-        stream = ListenStream(max_queued)
+        stream = ListenStream(wanted, max_queued)
         endpoint = self._endpoint
         listens = self._listens
 
