@@ -10,7 +10,13 @@ import pytest
 
 from mcpkit.aio import MemoryNotificationBus
 from mcpkit.client import Client
-from mcpkit.exceptions import CapabilityError, LocalProtocolError, RequestTimeoutError, RPCError
+from mcpkit.exceptions import (
+    CapabilityError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestTimeoutError,
+    RPCError,
+)
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
 
@@ -259,3 +265,24 @@ async def test_a_stream_delivers_only_what_it_asked_for() -> None:
         ("notifications/resources/updated", "a://1"),
         ("notifications/tools/list_changed", None),
     ]
+
+
+@pytest.mark.parametrize(
+    ("result_type", "error"),
+    [("weird", "unknown resultType 'weird'"), ("input_required", "input-required")],
+)
+async def test_a_final_result_is_checked_like_any_other(result_type: str, error: str) -> None:
+    """The answer ending a stream has a resultType like every 2026-07-28 result: one that
+    is unknown, or input_required (which subscriptions/listen may not return), fails the
+    stream (both ended it as if gracefully)."""
+
+    def end(meta: dict[str, Any]) -> dict[str, Any]:
+        return {"resultType": result_type, "requestState": "s", "_meta": meta}
+
+    handle = scripted_listen(("notifications/tools/list_changed", {}), end=end)
+    with anyio.fail_after(LIMIT):
+        async with fake_client(handle) as (client, _), client.listen(tools=True) as stream:
+            assert (await anext(stream)).method == "notifications/tools/list_changed"
+            with pytest.raises(RemoteProtocolError, match=error):
+                await anext(stream)
+            assert stream.result is None

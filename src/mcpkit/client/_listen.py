@@ -37,6 +37,7 @@ from ..types import (
     SubscriptionFilter,
     SubscriptionsListenResult,
 )
+from ._mrtr import result_kind
 
 if TYPE_CHECKING:
     from ..aio import Endpoint
@@ -270,6 +271,9 @@ class ListenMethods:
                 raw = await endpoint.request(
                     "subscriptions/listen", params, timeout=None, on_sent=register
                 )
+                # Its resultType is checked like any 2026-07-28 result's (basic/index.mdx
+                # "Responses"): an unknown one, or input_required, is no graceful end.
+                result_kind(raw, "subscriptions/listen")
                 stream.finish(msgspec.json.decode(raw, type=SubscriptionsListenResult))
             except msgspec.ValidationError as exc:
                 stream.fail(RemoteProtocolError(f"invalid subscriptions/listen result: {exc}"))
