@@ -22,6 +22,8 @@ from mcpkit.server import LowLevelServer, RequestContext, Server
 from mcpkit.testing import connect_memory
 from mcpkit.types import ListToolsResult, Tool
 
+from ._fakemodern import FakeServer, discover_result, fake_client, tool_result
+
 pytestmark = pytest.mark.anyio
 
 INIT_RESULT = {
@@ -169,3 +171,48 @@ async def test_max_timeout_bounds_the_wait_for_callbacks_too() -> None:
             result = await client.call_tool("chatty", max_timeout=0.3)
         release.set()
     assert result.content[0].text == "done"  # type: ignore[union-attr]
+
+
+async def flood_blocked_callbacks(count: int, pad: int) -> int:
+    """``count`` list changes of ``pad`` bytes each on a listen stream while the first
+    callback blocks; how many callbacks ran once it is released."""
+    calls = 0
+    release = anyio.Event()
+
+    async def blocked(kind: str) -> None:
+        nonlocal calls
+        calls += 1
+        await release.wait()
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "server/discover":
+            return discover_result()
+        if method == "subscriptions/listen":
+            meta = {"io.modelcontextprotocol/subscriptionId": fake.calls(method)[-1]["id"]}
+            ack = {"_meta": meta, "notifications": params["notifications"]}
+            await fake.notify("notifications/subscriptions/acknowledged", ack)
+            for n in range(count):
+                note = {"_meta": meta, "n": n, "pad": "x" * pad}
+                await fake.notify("notifications/tools/list_changed", note)
+            await anyio.sleep_forever()
+        return tool_result("done")  # tools/call
+
+    with anyio.fail_after(10):
+        async with (
+            fake_client(handle, on_list_changed=blocked) as (client, _),
+            client.listen(tools=True, max_queued_bytes=2 * pad + 1024) as stream,
+        ):
+            # The stream keeps the newest: the last one is read once all were submitted.
+            async for note in stream:
+                if note.params["n"] == count - 1:
+                    break
+            release.set()
+            await client.call_tool("done")  # returns once the callbacks caught up
+    return calls
+
+
+async def test_callbacks_hold_a_bounded_number_of_bytes() -> None:
+    # Notifications waiting for their callbacks were bounded only in number (1,024 of up
+    # to 16 MiB each); 40 MiB waited here behind one slow callback.
+    calls = await flood_blocked_callbacks(40, 1024 * 1024)
+    assert 0 < calls <= 33, calls  # 32 MiB at most waited

@@ -20,7 +20,7 @@ from mcpkit.exceptions import (
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
 
-from ._fakemodern import FakeServer, discover_result, fake_client, tool_result
+from ._fakemodern import FakeServer, Handler, discover_result, fake_client, tool_result
 from ._httpserver import running_server
 
 pytestmark = pytest.mark.anyio
@@ -219,9 +219,11 @@ async def test_a_subscription_id_that_is_no_id_is_not_a_listens() -> None:
     assert changed == ["tools"] * 4
 
 
-def scripted_listen(*notes: tuple[str, dict[str, Any]], end: Any = None) -> Any:
+def scripted_listen(
+    *notes: tuple[str, dict[str, Any]], end: Any = None, stay_open: bool = False
+) -> Handler:
     """A server that acknowledges a listen, sends ``notes`` on it, then answers it with
-    ``end`` (a complete result by default)."""
+    ``end`` (a complete result by default), or never when ``stay_open``."""
 
     async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "server/discover":
@@ -235,6 +237,8 @@ def scripted_listen(*notes: tuple[str, dict[str, Any]], end: Any = None) -> Any:
         )
         for note, extra in notes:
             await fake.notify(note, {"_meta": meta, **extra})
+        if stay_open:
+            await anyio.sleep_forever()
         if end is not None:
             result: dict[str, Any] = end(meta)
             return result
@@ -286,3 +290,28 @@ async def test_a_final_result_is_checked_like_any_other(result_type: str, error:
             with pytest.raises(RemoteProtocolError, match=error):
                 await anext(stream)
             assert stream.result is None
+
+
+async def test_a_slow_consumer_holds_a_bounded_number_of_bytes() -> None:
+    """Notifications waiting for the consumer are bounded in bytes as well as in number:
+    the oldest go (1,024 notifications of 16 MiB each could wait)."""
+    count, size = 30, 100_000
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method != "tools/call":
+            return await scripted_listen(stay_open=True)(fake, method, params)
+        meta = {SUBSCRIPTION_ID: fake.calls("subscriptions/listen")[-1]["id"]}
+        for n in range(count):
+            note = {"_meta": meta, "n": n, "pad": "x" * size}
+            await fake.notify("notifications/tools/list_changed", note)
+        return tool_result("sent")
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            fake_client(handle) as (client, _),
+            client.listen(tools=True, max_queued_bytes=10 * size) as stream,
+        ):
+            await client.call_tool("flood")  # its answer came after every notification
+            kept = [await anext(stream) for _ in range(count - stream.dropped)]
+    assert 0 < len(kept) <= 10
+    assert [note.params["n"] for note in kept] == list(range(count - len(kept), count))
