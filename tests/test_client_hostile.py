@@ -9,6 +9,7 @@ notification callbacks too (``client/*.py``)."""
 from __future__ import annotations
 
 import json
+import logging
 import tracemalloc
 from typing import Any
 
@@ -216,3 +217,12 @@ async def test_callbacks_hold_a_bounded_number_of_bytes() -> None:
     # to 16 MiB each); 40 MiB waited here behind one slow callback.
     calls = await flood_blocked_callbacks(40, 1024 * 1024)
     assert 0 < calls <= 33, calls  # 32 MiB at most waited
+
+
+async def test_a_callback_flood_logs_once_with_a_count(caplog: pytest.LogCaptureFixture) -> None:
+    # One warning per dropped notification: a flood made a log flood (one line each).
+    with caplog.at_level(logging.WARNING, logger="mcpkit.client"):
+        calls = await flood_blocked_callbacks(3000, 0)
+    warnings = [r.getMessage() for r in caplog.records if "callbacks" in r.getMessage()]
+    assert len(warnings) <= 2, warnings[:3]
+    assert any(str(3000 - calls) in warning for warning in warnings), warnings

@@ -23,7 +23,8 @@ __all__ = ["CallbackRunner"]
 
 logger = logging.getLogger("mcpkit.client")
 
-#: Notifications waiting for their callbacks; more are dropped, with a warning.
+#: Notifications waiting for their callbacks; more are dropped, with a warning when the
+#: dropping starts and one with the count when the callbacks have caught up.
 MAX_QUEUED: Final = 1024
 #: Their bytes as received (a server chooses how large each one is), likewise.
 MAX_QUEUED_BYTES: Final = 32 * 1024 * 1024
@@ -37,6 +38,7 @@ class CallbackRunner:
 
     __slots__ = (
         "_done",
+        "_dropping",
         "_event",
         "_handle",
         "_held",
@@ -53,6 +55,7 @@ class CallbackRunner:
         self._handle = handle
         self._max_bytes = max_bytes
         self._held = 0  # bytes of the params submitted and not handled yet
+        self._dropping = 0  # dropped since the callbacks last caught up
         self._send: MemoryObjectSendStream[tuple[str, Raw | None]]
         self._receive: MemoryObjectReceiveStream[tuple[str, Raw | None]]
         self._send, self._receive = anyio.create_memory_object_stream[tuple[str, Raw | None]](
@@ -69,6 +72,7 @@ class CallbackRunner:
         self._receive.close()
         self._done = self._queued
         self._held = 0
+        self._caught_up_after_dropping()
         self._wake()
 
     def submit(self, method: str, params: Raw | None) -> None:
@@ -89,11 +93,24 @@ class CallbackRunner:
         self._held += size
 
     def _drop(self, method: str) -> None:
-        logger.warning(
-            "notification %r dropped: %d are waiting for the client's callbacks",
-            method,
-            self._queued - self._done,
-        )
+        # One warning as the dropping starts and one with the count as it ends: a warning
+        # per notification made a flood of them a flood of log lines.
+        self._dropping += 1
+        if self._dropping == 1:
+            logger.warning(
+                "notification %r dropped: %d are waiting for the client's callbacks "
+                "(the next are dropped until they catch up)",
+                method,
+                self._queued - self._done,
+            )
+
+    def _caught_up_after_dropping(self) -> None:
+        if self._dropping:
+            logger.warning(
+                "%d notifications were dropped while the client's callbacks were behind",
+                self._dropping,
+            )
+            self._dropping = 0
 
     @property
     def pending(self) -> bool:
@@ -123,6 +140,8 @@ class CallbackRunner:
                 finally:
                     self._done += 1
                     self._held -= 0 if params is None else len(params)
+                    if self._done == self._queued:
+                        self._caught_up_after_dropping()
                     self._wake()
         except anyio.ClosedResourceError:
             pass
