@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from mcpkit.client import ResultCache
+from mcpkit.exceptions import RemoteProtocolError
 from mcpkit.types import TextContent
 
 from ._fakemodern import FakeServer, fake_client, modern
@@ -157,6 +158,32 @@ def test_notifications_invalidate_what_they_name() -> None:
     assert len(cache) == 0
 
 
+@pytest.mark.parametrize(
+    ("notification", "kept"),
+    [
+        ("notifications/tools/list_changed", False),
+        ("notifications/message", True),
+        ("notifications/progress", True),
+        ("notifications/prompts/list_changed", True),
+        ("notifications/resources/list_changed", True),
+        ("notifications/resources/updated", True),
+    ],
+)
+def test_only_what_makes_a_result_stale_stops_it_being_stored(
+    notification: str, kept: bool
+) -> None:
+    """A tools/list answer that was in flight while ``notification`` came: stored unless
+    the notification makes tools/list results stale (any notification at all stopped it,
+    a log message included)."""
+    cache = ResultCache(clock=Clock())
+    key = cache.key("tools/list", {})
+    assert key is not None
+    mark = cache.mark()
+    cache.invalidate(notification, "a://1")
+    cache.put(key, b"{}", 1000, "public", mark=mark)
+    assert (cache.get(key) is not None) is kept
+
+
 # -- through the client ---------------------------------------------------------------------
 
 
@@ -263,3 +290,42 @@ async def test_ping_is_never_answered_from_the_cache() -> None:
             await client.ping()
             await client.ping()
     assert len(fake.calls("server/discover")) == 3
+
+
+@pytest.mark.anyio
+async def test_an_invalid_result_is_not_cached() -> None:
+    """A result that does not decode fails its call and is not kept: the next call asks
+    again (the invalid answer was cached first, and every later call failed from the
+    cache without asking the server, for as long as its ttlMs)."""
+    answers = iter([tools(60_000, tools="oops"), tools(60_000)])
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = next(answers)(params)
+        return result
+
+    handler = modern({"tools/list": answer})
+    with anyio.fail_after(LIMIT):
+        async with fake_client(handler, cache=ResultCache(clock=Clock())) as (client, fake):
+            with pytest.raises(RemoteProtocolError, match="invalid result for tools/list"):
+                await client.list_tools()
+            assert client.cache is not None
+            assert len(client.cache) == 0
+            assert (await client.list_tools()).tools[0].name == "t"
+            await client.list_tools()  # the valid answer is cached
+    assert len(fake.calls("tools/list")) == 2
+
+
+@pytest.mark.anyio
+async def test_a_log_message_before_the_answer_does_not_stop_caching() -> None:
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "tools/list":
+            # Sent while the request is out: nothing a list result depends on.
+            await fake.notify("notifications/message", {"level": "info", "data": "listing"})
+            await fake.notify("notifications/prompts/list_changed")
+        return await modern({"tools/list": tools(60_000)})(fake, method, params)
+
+    with anyio.fail_after(LIMIT):
+        async with fake_client(handle, cache=ResultCache(clock=Clock())) as (client, fake):
+            for _ in range(3):
+                await client.list_tools()
+    assert len(fake.calls("tools/list")) == 1

@@ -1,7 +1,7 @@
 """The client against servers that misbehave, and against misuse of its own lifecycle:
 pagination keeps a digest per cursor (not the cursor: 10,000 pages of 1 MB cursors held
 10 GB); the result cache stores nothing fetched across an invalidation and holds a bounded
-number of bytes; a client is entered once at a time and starts each connection clean; a
+number of bytes, keys included; a client is entered once at a time and starts each connection clean; a
 closed client answers nothing from its cache; a discover probe answered with a non-object
 falls back to initialize; a timeout must be positive; ``max_timeout`` bounds the wait for
 notification callbacks too (``client/*.py``)."""
@@ -9,6 +9,7 @@ notification callbacks too (``client/*.py``)."""
 from __future__ import annotations
 
 import json
+import logging
 import tracemalloc
 from typing import Any
 
@@ -21,6 +22,8 @@ from mcpkit.exceptions import ConnectionClosedError, LocalProtocolError
 from mcpkit.server import LowLevelServer, RequestContext, Server
 from mcpkit.testing import connect_memory
 from mcpkit.types import ListToolsResult, Tool
+
+from ._fakemodern import FakeServer, discover_result, fake_client, tool_result
 
 pytestmark = pytest.mark.anyio
 
@@ -103,6 +106,29 @@ def test_the_cache_holds_a_bounded_number_of_bytes() -> None:
     assert cache.get(keys[0]) is None
 
 
+def test_the_cache_bounds_what_a_server_puts_in_its_keys_too() -> None:
+    # A next page's key holds the cursor it was asked with: 20 pages asked with 1 MB
+    # cursors were kept whole outside max_bytes (a server grew a "32 MiB" cache to
+    # 180 MiB). A key is a digest of the params; a read's uri counts against max_bytes.
+    cache = ResultCache(max_bytes=64 * 1024)
+    tracemalloc.start()
+    try:
+        for n in range(20):
+            key = ResultCache.key("tools/list", {"cursor": f"{n}" + "c" * 1_000_000})
+            assert key is not None
+            cache.put(key, b'{"tools":[]}', 60_000, "private")
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(cache) == 20
+    assert held < 4 * 1024 * 1024, held
+    uri = "u" * 20_000  # with its uri, over a quarter of max_bytes: not kept
+    read = ResultCache.key("resources/read", {"uri": uri})
+    assert read is not None
+    cache.put(read, b"{}", 60_000, "private", uri)
+    assert cache.get(read) is None
+
+
 async def test_a_client_is_entered_once_at_a_time() -> None:
     async with connect_memory(LowLevelServer("x")) as client:
         with pytest.raises(LocalProtocolError, match="already connected"):
@@ -146,3 +172,57 @@ async def test_max_timeout_bounds_the_wait_for_callbacks_too() -> None:
             result = await client.call_tool("chatty", max_timeout=0.3)
         release.set()
     assert result.content[0].text == "done"  # type: ignore[union-attr]
+
+
+async def flood_blocked_callbacks(count: int, pad: int) -> int:
+    """``count`` list changes of ``pad`` bytes each on a listen stream while the first
+    callback blocks; how many callbacks ran once it is released."""
+    calls = 0
+    release = anyio.Event()
+
+    async def blocked(kind: str) -> None:
+        nonlocal calls
+        calls += 1
+        await release.wait()
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "server/discover":
+            return discover_result()
+        if method == "subscriptions/listen":
+            meta = {"io.modelcontextprotocol/subscriptionId": fake.calls(method)[-1]["id"]}
+            ack = {"_meta": meta, "notifications": params["notifications"]}
+            await fake.notify("notifications/subscriptions/acknowledged", ack)
+            for n in range(count):
+                note = {"_meta": meta, "n": n, "pad": "x" * pad}
+                await fake.notify("notifications/tools/list_changed", note)
+            await anyio.sleep_forever()
+        return tool_result("done")  # tools/call
+
+    with anyio.fail_after(10):
+        async with (
+            fake_client(handle, on_list_changed=blocked) as (client, _),
+            client.listen(tools=True, max_queued_bytes=2 * pad + 1024) as stream,
+        ):
+            # The stream keeps the newest: the last one is read once all were submitted.
+            async for note in stream:
+                if note.params["n"] == count - 1:
+                    break
+            release.set()
+            await client.call_tool("done")  # returns once the callbacks caught up
+    return calls
+
+
+async def test_callbacks_hold_a_bounded_number_of_bytes() -> None:
+    # Notifications waiting for their callbacks were bounded only in number (1,024 of up
+    # to 16 MiB each); 40 MiB waited here behind one slow callback.
+    calls = await flood_blocked_callbacks(40, 1024 * 1024)
+    assert 0 < calls <= 33, calls  # 32 MiB at most waited
+
+
+async def test_a_callback_flood_logs_once_with_a_count(caplog: pytest.LogCaptureFixture) -> None:
+    # One warning per dropped notification: a flood made a log flood (one line each).
+    with caplog.at_level(logging.WARNING, logger="mcpkit.client"):
+        calls = await flood_blocked_callbacks(3000, 0)
+    warnings = [r.getMessage() for r in caplog.records if "callbacks" in r.getMessage()]
+    assert len(warnings) <= 2, warnings[:3]
+    assert any(str(3000 - calls) in warning for warning in warnings), warnings

@@ -10,11 +10,17 @@ import pytest
 
 from mcpkit.aio import MemoryNotificationBus
 from mcpkit.client import Client
-from mcpkit.exceptions import CapabilityError, LocalProtocolError, RequestTimeoutError, RPCError
+from mcpkit.exceptions import (
+    CapabilityError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestTimeoutError,
+    RPCError,
+)
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
 
-from ._fakemodern import FakeServer, discover_result, fake_client, tool_result
+from ._fakemodern import FakeServer, Handler, discover_result, fake_client, tool_result
 from ._httpserver import running_server
 
 pytestmark = pytest.mark.anyio
@@ -211,3 +217,101 @@ async def test_a_subscription_id_that_is_no_id_is_not_a_listens() -> None:
             first = await stream.__anext__()
             assert first.method == "notifications/tools/list_changed"
     assert changed == ["tools"] * 4
+
+
+def scripted_listen(
+    *notes: tuple[str, dict[str, Any]], end: Any = None, stay_open: bool = False
+) -> Handler:
+    """A server that acknowledges a listen, sends ``notes`` on it, then answers it with
+    ``end`` (a complete result by default), or never when ``stay_open``."""
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "server/discover":
+            return discover_result()
+        if method != "subscriptions/listen":
+            raise RPCError(-32601, method)
+        meta = {SUBSCRIPTION_ID: fake.calls("subscriptions/listen")[-1]["id"]}
+        await fake.notify(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": meta, "notifications": params["notifications"]},
+        )
+        for note, extra in notes:
+            await fake.notify(note, {"_meta": meta, **extra})
+        if stay_open:
+            await anyio.sleep_forever()
+        if end is not None:
+            result: dict[str, Any] = end(meta)
+            return result
+        return {"resultType": "complete", "_meta": meta}
+
+    return handle
+
+
+async def test_a_stream_delivers_only_what_it_asked_for() -> None:
+    """A server sending what the listen did not ask for (subscriptions.mdx: it MUST NOT):
+    the stream drops it (every notification carrying the id was delivered)."""
+    handle = scripted_listen(
+        ("notifications/resources/updated", {"uri": "a://secret"}),
+        ("notifications/prompts/list_changed", {}),
+        ("notifications/resources/list_changed", {}),
+        ("notifications/bogus/thing", {}),
+        ("notifications/message", {"level": "info", "data": "x"}),
+        ("notifications/resources/updated", {"uri": "a://1"}),
+        ("notifications/tools/list_changed", {}),
+    )
+    with anyio.fail_after(LIMIT):
+        async with (
+            fake_client(handle) as (client, _),
+            client.listen(tools=True, resource_uris=["a://1"]) as stream,
+        ):
+            seen = [(n.method, n.params.get("uri")) async for n in stream]
+    assert seen == [
+        ("notifications/resources/updated", "a://1"),
+        ("notifications/tools/list_changed", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("result_type", "error"),
+    [("weird", "unknown resultType 'weird'"), ("input_required", "input-required")],
+)
+async def test_a_final_result_is_checked_like_any_other(result_type: str, error: str) -> None:
+    """The answer ending a stream has a resultType like every 2026-07-28 result: one that
+    is unknown, or input_required (which subscriptions/listen may not return), fails the
+    stream (both ended it as if gracefully)."""
+
+    def end(meta: dict[str, Any]) -> dict[str, Any]:
+        return {"resultType": result_type, "requestState": "s", "_meta": meta}
+
+    handle = scripted_listen(("notifications/tools/list_changed", {}), end=end)
+    with anyio.fail_after(LIMIT):
+        async with fake_client(handle) as (client, _), client.listen(tools=True) as stream:
+            assert (await anext(stream)).method == "notifications/tools/list_changed"
+            with pytest.raises(RemoteProtocolError, match=error):
+                await anext(stream)
+            assert stream.result is None
+
+
+async def test_a_slow_consumer_holds_a_bounded_number_of_bytes() -> None:
+    """Notifications waiting for the consumer are bounded in bytes as well as in number:
+    the oldest go (1,024 notifications of 16 MiB each could wait)."""
+    count, size = 30, 100_000
+
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method != "tools/call":
+            return await scripted_listen(stay_open=True)(fake, method, params)
+        meta = {SUBSCRIPTION_ID: fake.calls("subscriptions/listen")[-1]["id"]}
+        for n in range(count):
+            note = {"_meta": meta, "n": n, "pad": "x" * size}
+            await fake.notify("notifications/tools/list_changed", note)
+        return tool_result("sent")
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            fake_client(handle) as (client, _),
+            client.listen(tools=True, max_queued_bytes=10 * size) as stream,
+        ):
+            await client.call_tool("flood")  # its answer came after every notification
+            kept = [await anext(stream) for _ in range(count - stream.dropped)]
+    assert 0 < len(kept) <= 10
+    assert [note.params["n"] for note in kept] == list(range(count - len(kept), count))

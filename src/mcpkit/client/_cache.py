@@ -15,6 +15,7 @@ is not shared either (sharing across clients is not offered).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -36,6 +37,7 @@ _INVALIDATES: Final = {
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
     "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+    "notifications/resources/updated": ("resources/read",),
 }
 
 
@@ -45,6 +47,8 @@ class _Entry:
     expires: float
     scope: str
     uri: str | None
+    #: What it counts against ``max_bytes``: the result and the uri kept with it.
+    size: int
 
 
 class ResultCache:
@@ -52,8 +56,9 @@ class ResultCache:
 
     Args:
         max_entries: most results kept; the least recently used goes first.
-        max_bytes: most bytes of results kept, likewise (a result larger than a quarter of
-            it is not kept: a server cannot make the client hold what it likes).
+        max_bytes: most bytes of results (with their uris) kept, likewise (a result
+            larger than a quarter of it is not kept: a server cannot make the client hold
+            what it likes; keys are fixed-size digests).
         clock: seconds from a monotonic clock (injectable for tests).
 
     Raises:
@@ -74,13 +79,18 @@ class ResultCache:
         self.clock = clock
         self._entries: OrderedDict[tuple[str, bytes], _Entry] = OrderedDict()
         self._bytes = 0
-        #: Counts invalidations: a result fetched across one is not stored (see mark).
+        #: Counts invalidations: a result fetched across one of its method is not stored
+        #: (see mark); ``_stale_at`` has the generation of each method's last one, and
+        #: ``_cleared_at`` that of the last :meth:`clear` (which is one of every method).
         self._generation = 0
+        self._stale_at: dict[str, int] = {}
+        self._cleared_at = 0
 
     def mark(self) -> int:
         """Take before sending a request; give to :meth:`put` with its result. A result
         whose request was in flight when a notification made such results stale may
-        already be stale itself (caching.mdx): it is then not stored."""
+        already be stale itself (caching.mdx): it is then not stored. Other notifications
+        (a log message, another list's change) do not stop it."""
         return self._generation
 
     def __len__(self) -> int:
@@ -90,11 +100,14 @@ class ResultCache:
     def key(method: str, params: dict[str, Any]) -> tuple[str, bytes] | None:
         """The cache key of a request, or ``None`` when it must not be cached (not a
         cacheable method, or a multi round-trip retry). ``_meta`` is not part of the key:
-        it names the client and the protocol, which are the same for every request."""
+        it names the client and the protocol, which are the same for every request.
+        The params are kept as a digest: a cursor is the server's to choose, and a key
+        holding it whole would let a server grow the cache past ``max_bytes``."""
         if method not in CACHEABLE_METHODS or any(m in params for m in _RETRY_MEMBERS):
             return None
         affecting = {name: value for name, value in params.items() if name != "_meta"}
-        return method, msgspec.json.encode(affecting, order="sorted")
+        encoded = msgspec.json.encode(affecting, order="sorted")
+        return method, hashlib.blake2b(encoded, digest_size=32).digest()
 
     def get(self, key: tuple[str, bytes]) -> bytes | None:
         """The cached result for ``key`` while it is fresh (a stale one is dropped)."""
@@ -119,28 +132,38 @@ class ResultCache:
     ) -> None:
         """Store a complete result for ``ttl_ms`` milliseconds. A missing, non-integer or
         non-positive ``ttl_ms`` means immediately stale: nothing is stored; nor is it when
-        an invalidation came after ``mark`` (see :meth:`mark`), or it is too large."""
+        an invalidation came after ``mark`` (see :meth:`mark`), or it is too large (the
+        result and ``uri`` together)."""
         self._drop(key)
         if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0:
             return
-        if (mark is not None and mark != self._generation) or len(raw) * 4 > self.max_bytes:
+        size = len(raw) + (0 if uri is None else len(uri))
+        if mark is not None and max(self._cleared_at, self._stale_at.get(key[0], 0)) > mark:
+            return
+        if size * 4 > self.max_bytes:
             return
         scope = scope if scope in ("public", "private") else "private"
         # Capped: a number of hundreds of digits does not fit a float (OverflowError).
         ttl_s = min(ttl_ms, _MAX_TTL_MS) / 1000.0
-        self._entries[key] = _Entry(raw, self.clock() + ttl_s, scope, uri)
-        self._bytes += len(raw)
+        self._entries[key] = _Entry(raw, self.clock() + ttl_s, scope, uri, size)
+        self._bytes += size
         while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
             self._drop(next(iter(self._entries)))
 
     def _drop(self, key: tuple[str, bytes]) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None:
-            self._bytes -= len(entry.raw)
+            self._bytes -= entry.size
 
     def invalidate(self, notification: str, uri: str | None = None) -> None:
         """Drop what ``notification`` makes stale: the matching list results, or the reads
         of ``uri`` for ``notifications/resources/updated``."""
+        methods = _INVALIDATES.get(notification, ())
+        if not methods:
+            return  # nothing cached depends on it: results in flight stay cacheable
+        self._generation += 1
+        for method in methods:
+            self._stale_at[method] = self._generation
         if notification == "notifications/resources/updated":
             doomed = [
                 key
@@ -148,14 +171,13 @@ class ResultCache:
                 if key[0] == "resources/read" and (uri is None or entry.uri == uri)
             ]
         else:
-            methods = _INVALIDATES.get(notification, ())
             doomed = [key for key in self._entries if key[0] in methods]
-        self._generation += 1
         for key in doomed:
             self._drop(key)
 
     def clear(self) -> None:
         """Forget everything."""
         self._generation += 1
+        self._cleared_at = self._generation
         self._entries.clear()
         self._bytes = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -356,8 +356,9 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         if self._endpoint.closed:  # (before a cached 2026 result could answer)
             raise ConnectionClosedError("the connection closed")
         started = time.monotonic()  # (cheaper than the loop's clock on every request)
+        keep: Callable[[], None] | None = None
         if self._modern is not None:
-            raw: bytes = await self._modern_request(
+            raw, keep = await self._modern_request(
                 method, params, timeout, max_timeout, on_progress
             )
         else:
@@ -379,11 +380,14 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             with anyio.move_on_after(left):
                 await callbacks.caught_up()
         try:
-            return msgspec.json.decode(raw, type=result_type)
+            result = msgspec.json.decode(raw, type=result_type)
         except msgspec.ValidationError as exc:
-            if self.tolerant:
-                try:
-                    return lenient_decode(msgspec.Raw(raw), result_type, method)
-                except msgspec.ValidationError:
-                    pass
-            raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
+            if not self.tolerant:
+                raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
+            try:
+                result = lenient_decode(msgspec.Raw(raw), result_type, method)
+            except msgspec.ValidationError:
+                raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
+        if keep is not None:
+            keep()  # only a result that decoded is cached
+        return result

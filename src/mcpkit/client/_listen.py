@@ -37,6 +37,7 @@ from ..types import (
     SubscriptionFilter,
     SubscriptionsListenResult,
 )
+from ._mrtr import result_kind
 
 if TYPE_CHECKING:
     from ..aio import Endpoint
@@ -73,6 +74,20 @@ def subscription_of(params: Raw | None) -> tuple[Any, dict[str, Any]] | None:
     return found, decoded
 
 
+def _asked_for(wanted: SubscriptionFilter, method: str, params: dict[str, Any]) -> bool:
+    """Whether a listen asking for ``wanted`` asked for this notification (a server MUST
+    NOT send any other on it: ``SubscriptionFilter`` in the 2026-07-28 schema)."""
+    if method == "notifications/resources/updated":
+        uris = wanted.resource_subscriptions
+        return isinstance(uris, list) and params.get("uri") in uris
+    flag = {
+        "notifications/tools/list_changed": wanted.tools_list_changed,
+        "notifications/prompts/list_changed": wanted.prompts_list_changed,
+        "notifications/resources/list_changed": wanted.resources_list_changed,
+    }.get(method)
+    return flag is True
+
+
 @dataclass(frozen=True)
 class ListenNotification:
     """One notification delivered on a listen stream.
@@ -95,16 +110,21 @@ class ListenStream:
         honoured: the part of the requested filter the server honours (from its
             acknowledgement).
         result: the server's final result once it ended the stream gracefully.
-        dropped: notifications dropped because the consumer fell ``max_queued`` behind.
+        dropped: notifications dropped because the consumer fell ``max_queued`` (or
+            ``max_queued_bytes``) behind.
     """
 
-    def __init__(self, max_queued: int) -> None:
+    def __init__(self, wanted: SubscriptionFilter, max_queued: int, max_bytes: int) -> None:
         self.subscription_id: RequestId | None = None
+        self._wanted = wanted
         self.honoured: SubscriptionFilter | None = None
         self.result: SubscriptionsListenResult | None = None
         self.dropped = 0
         self._max_queued = max_queued
-        self._queue: deque[ListenNotification] = deque()
+        self._max_bytes = max_bytes
+        #: Each waiting notification with its size as received (encoded params).
+        self._queue: deque[tuple[ListenNotification, int]] = deque()
+        self._queued_bytes = 0
         #: Why the stream failed (the listen request's error), if it did.
         self.error: BaseException | None = None
         self._ended = False
@@ -113,7 +133,7 @@ class ListenStream:
 
     # -- fed by the client ----------------------------------------------------------------
 
-    def deliver(self, method: str, params: dict[str, Any]) -> None:
+    def deliver(self, method: str, params: dict[str, Any], size: int = 0) -> None:
         if method == ACKNOWLEDGED:
             try:
                 self.honoured = msgspec.convert(
@@ -127,14 +147,24 @@ class ListenStream:
         if not self.acknowledged.is_set():
             # subscriptions.mdx: the acknowledgement comes first; tolerate, but say so.
             logger.warning("a listen notification arrived before its acknowledgement")
-        if len(self._queue) >= self._max_queued:
-            self._queue.popleft()  # bounded: the oldest goes, and the loss is counted
+        if not _asked_for(self._wanted, method, params):
+            # Not the stream's to deliver (the client's callbacks still get it).
+            logger.debug("listen stream %r: %r was not asked for", self.subscription_id, method)
+            return
+        # Bounded in number and in bytes (a server chooses how large each one is): the
+        # oldest go, and the loss is counted; the newest is kept whatever its size (one
+        # message is bounded by the connection's max_message_bytes).
+        while self._queue and (
+            len(self._queue) >= self._max_queued or self._queued_bytes + size > self._max_bytes
+        ):
+            self._queued_bytes -= self._queue.popleft()[1]
             self.dropped += 1
             if self.dropped == 1:
                 logger.warning(
                     "listen stream %r: consumer too slow, dropping", self.subscription_id
                 )
-        self._queue.append(ListenNotification(method, params))
+        self._queue.append((ListenNotification(method, params), size))
+        self._queued_bytes += size
         self._wake()
 
     def finish(self, result: SubscriptionsListenResult) -> None:
@@ -174,7 +204,9 @@ class ListenStream:
                     raise self.error
                 raise StopAsyncIteration
             await self._wakeup.wait()
-        return self._queue.popleft()
+        note, size = self._queue.popleft()
+        self._queued_bytes -= size
+        return note
 
 
 class ListenMethods:
@@ -197,6 +229,7 @@ class ListenMethods:
         resources: bool = False,
         resource_uris: Sequence[str] = (),
         max_queued: int = 1024,
+        max_queued_bytes: int = 32 * 1024 * 1024,
     ) -> AsyncIterator[ListenStream]:
         """Open a ``subscriptions/listen`` stream (2026-07-28) for the chosen
         notifications: list changes of tools, prompts, resources, and updates of the
@@ -207,15 +240,17 @@ class ListenMethods:
                 async for note in stream:
                     print(note.method)
 
-        At most ``max_queued`` notifications wait for the consumer; beyond that the
-        oldest are dropped (and counted in ``stream.dropped``).
+        At most ``max_queued`` notifications, of at most ``max_queued_bytes`` (as
+        received) together, wait for the consumer; beyond that the oldest are dropped (and
+        counted in ``stream.dropped``).
 
         Raises:
             CapabilityError: the server speaks the handshake era (use
                 ``subscribe_resource`` and ``on_list_changed`` there).
             RPCError: the server refused the listen request.
             RequestTimeoutError: no acknowledgement in time.
-            LocalProtocolError: the client is not connected, or ``max_queued`` < 1.
+            LocalProtocolError: the client is not connected, or ``max_queued`` or
+                ``max_queued_bytes`` < 1.
         """
         if self._endpoint is None:
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
@@ -224,8 +259,8 @@ class ListenMethods:
                 "subscriptions/listen exists only in MCP 2026-07-28; this server speaks the "
                 "handshake era (use subscribe_resource and on_list_changed)"
             )
-        if max_queued < 1:
-            raise LocalProtocolError("max_queued must be at least 1")
+        if max_queued < 1 or max_queued_bytes < 1:
+            raise LocalProtocolError("max_queued and max_queued_bytes must be at least 1")
         wanted = SubscriptionFilter(
             tools_list_changed=True if tools else UNSET,
             prompts_list_changed=True if prompts else UNSET,
@@ -236,7 +271,7 @@ class ListenMethods:
             "notifications": msgspec.to_builtins(wanted),
             "_meta": self._meta(self._modern.version),
         }
-        stream = ListenStream(max_queued)
+        stream = ListenStream(wanted, max_queued, max_queued_bytes)
         endpoint = self._endpoint
         listens = self._listens
 
@@ -251,6 +286,9 @@ class ListenMethods:
                 raw = await endpoint.request(
                     "subscriptions/listen", params, timeout=None, on_sent=register
                 )
+                # Its resultType is checked like any 2026-07-28 result's (basic/index.mdx
+                # "Responses"): an unknown one, or input_required, is no graceful end.
+                result_kind(raw, "subscriptions/listen")
                 stream.finish(msgspec.json.decode(raw, type=SubscriptionsListenResult))
             except msgspec.ValidationError as exc:
                 stream.fail(RemoteProtocolError(f"invalid subscriptions/listen result: {exc}"))

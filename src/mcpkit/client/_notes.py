@@ -23,8 +23,11 @@ __all__ = ["CallbackRunner"]
 
 logger = logging.getLogger("mcpkit.client")
 
-#: Notifications waiting for their callbacks; more are dropped, with a warning.
+#: Notifications waiting for their callbacks; more are dropped, with a warning when the
+#: dropping starts and one with the count when the callbacks have caught up.
 MAX_QUEUED: Final = 1024
+#: Their bytes as received (a server chooses how large each one is), likewise.
+MAX_QUEUED_BYTES: Final = 32 * 1024 * 1024
 
 Handle = Callable[[str, Raw | None], Awaitable[None]]
 
@@ -33,10 +36,26 @@ class CallbackRunner:
     """Runs ``handle(method, params)`` for each submitted notification, in order, in the
     task that runs :meth:`run` (the connection's: it ends with the connection)."""
 
-    __slots__ = ("_done", "_event", "_handle", "_queued", "_receive", "_send", "_worker")
+    __slots__ = (
+        "_done",
+        "_dropping",
+        "_event",
+        "_handle",
+        "_held",
+        "_max_bytes",
+        "_queued",
+        "_receive",
+        "_send",
+        "_worker",
+    )
 
-    def __init__(self, handle: Handle, max_queued: int = MAX_QUEUED) -> None:
+    def __init__(
+        self, handle: Handle, max_queued: int = MAX_QUEUED, max_bytes: int = MAX_QUEUED_BYTES
+    ) -> None:
         self._handle = handle
+        self._max_bytes = max_bytes
+        self._held = 0  # bytes of the params submitted and not handled yet
+        self._dropping = 0  # dropped since the callbacks last caught up
         self._send: MemoryObjectSendStream[tuple[str, Raw | None]]
         self._receive: MemoryObjectReceiveStream[tuple[str, Raw | None]]
         self._send, self._receive = anyio.create_memory_object_stream[tuple[str, Raw | None]](
@@ -52,22 +71,46 @@ class CallbackRunner:
         self._send.close()
         self._receive.close()
         self._done = self._queued
+        self._held = 0
+        self._caught_up_after_dropping()
         self._wake()
 
     def submit(self, method: str, params: Raw | None) -> None:
         """Queue a notification for its callback (never waits)."""
+        size = 0 if params is None else len(params)
+        if self._held and self._held + size > self._max_bytes:
+            # (One alone is taken whatever its size: max_message_bytes bounds it.)
+            self._drop(method)
+            return
         try:
             self._send.send_nowait((method, params))
         except anyio.WouldBlock:
-            logger.warning(
-                "notification %r dropped: %d are waiting for the client's callbacks",
-                method,
-                self._queued - self._done,
-            )
+            self._drop(method)
             return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return  # the client is closing
         self._queued += 1
+        self._held += size
+
+    def _drop(self, method: str) -> None:
+        # One warning as the dropping starts and one with the count as it ends: a warning
+        # per notification made a flood of them a flood of log lines.
+        self._dropping += 1
+        if self._dropping == 1:
+            logger.warning(
+                "notification %r dropped: %d are waiting for the client's callbacks "
+                "(the next are dropped until they catch up)",
+                method,
+                self._queued - self._done,
+            )
+
+    def _caught_up_after_dropping(self) -> None:
+        if self._dropping:
+            logger.warning(
+                "%d notifications were dropped while the client's callbacks were behind",
+                self._dropping,
+            )
+            self._dropping = 0
 
     @property
     def pending(self) -> bool:
@@ -96,6 +139,9 @@ class CallbackRunner:
                     logger.exception("the callback for %r failed", method)
                 finally:
                     self._done += 1
+                    self._held -= 0 if params is None else len(params)
+                    if self._done == self._queued:
+                        self._caught_up_after_dropping()
                     self._wake()
         except anyio.ClosedResourceError:
             pass

@@ -104,7 +104,7 @@ class ServerFacing:
             found = subscription_of(params)
             stream = None if found is None else self._listens.get(found[0])
             if found is not None and stream is not None:
-                stream.deliver(method, found[1])
+                stream.deliver(method, found[1], len(params or b""))
                 if method == ACKNOWLEDGED:
                     return
         # A relevant notification makes cached results stale at once

@@ -3,6 +3,8 @@ the multi round-trip loop (see :mod:`._modern`, :mod:`._cache` and :mod:`._mrtr`
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from msgspec import UNSET
@@ -64,10 +66,13 @@ class Stateless(SlotSending):
         timeout: Timeout,
         max_timeout: Timeout,
         on_progress: ProgressCallback | None,
-    ) -> bytes:
+    ) -> tuple[bytes, Callable[[], None]]:
         """Send ``method`` on 2026-07-28: from the cache while fresh, else with the era's
-        ``_meta``, following input-required results; a complete first answer with a
-        positive ``ttlMs`` is cached (a retried one never is: caching.mdx "Cache Key")."""
+        ``_meta``, following input-required results. Returns the result and a function that
+        caches it, for the caller to call once the result decoded (an invalid one, cached,
+        would fail every later call for its ``ttlMs`` without asking the server again);
+        only a complete first answer with a positive ``ttlMs`` is cached (a retried one
+        never is: caching.mdx "Cache Key")."""
         assert self._modern is not None
         try:
             built = as_params(params, self._meta(self._modern.version))
@@ -79,7 +84,7 @@ class Stateless(SlotSending):
         if cache is not None and key is not None:
             cached = cache.get(key)
             if cached is not None:
-                return cached
+                return cached, _keep_nothing
             mark = cache.mark()
 
         async def send(current: dict[str, Any]) -> bytes:
@@ -96,14 +101,20 @@ class Stateless(SlotSending):
             max_rounds=self.max_input_rounds,
             deadline=self.input_deadline,
         )
-        if cache is not None and key is not None and not retried:
-            uri = built.get("uri") if method == "resources/read" else None
-            cache.put(
-                key,
-                raw,
-                kind.ttl_ms,
-                kind.cache_scope,
-                uri if isinstance(uri, str) else None,
-                mark=mark,
-            )
-        return raw
+        if cache is None or key is None or retried:
+            return raw, _keep_nothing
+        uri = built.get("uri") if method == "resources/read" else None
+        keep = functools.partial(
+            cache.put,
+            key,
+            raw,
+            kind.ttl_ms,
+            kind.cache_scope,
+            uri if isinstance(uri, str) else None,
+            mark=mark,
+        )
+        return raw, keep
+
+
+def _keep_nothing() -> None:
+    """What :meth:`Stateless._modern_request` returns for a result not to be cached."""
