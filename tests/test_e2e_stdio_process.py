@@ -389,3 +389,44 @@ async def test_captured_stderr_is_split_into_lines_however_it_arrives(tmp_path: 
         async with channel:
             await channel.exit_reason(wait=20)
     assert lines == ["first", "second " + "x" * 48 * 65536, "third", "unfinished"]
+
+
+STDIN_READER: Final = textwrap.dedent(
+    """
+    import select, subprocess, sys
+    from mcpkit import Server
+
+    server = Server("stdin")
+    CHILD = (
+        "import os, select; r, _, _ = select.select([0], [], [], 2.0); "
+        "print(repr(os.read(0, 65536)) if r else 'waited')"
+    )
+
+    @server.tool()
+    def child_reads_stdin() -> str:
+        done = subprocess.run([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
+        return done.stdout.strip()
+
+    @server.tool()
+    def reads_stdin() -> str:
+        return repr(sys.stdin.read())
+    """
+)
+
+
+async def test_a_tool_and_its_children_read_end_of_file_not_the_protocol(
+    tmp_path: Path,
+) -> None:
+    # A child process inherited the protocol's stdin: reading it, it took the client's
+    # next requests off the pipe (lost; the client waited for its timeout). Now stdin is
+    # /dev/null for everyone but the protocol: end of file at once.
+    (tmp_path / "stdin_reader.py").write_text(STDIN_READER)
+    argv = ["-m", "mcpkit", "run", str(tmp_path / "stdin_reader.py")]
+    transport = StdioTransport(sys.executable, argv, cwd=str(tmp_path))
+    with anyio.fail_after(20):
+        async with Client(transport, era="handshake") as client:
+            child = await client.call_tool("child_reads_stdin")
+            assert child.content[0].text == "b''"  # type: ignore[union-attr]
+            tool = await client.call_tool("reads_stdin")
+            assert tool.content[0].text == "''"  # type: ignore[union-attr]
+            await client.ping()  # and the protocol's own input is intact

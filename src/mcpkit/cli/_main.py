@@ -213,10 +213,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.transport == "stdio":
             _check_stdio(args)
-            # Before user code runs: even an import-time print() must not reach stdout.
-            from ..transports import claim_stdout
+            # Before user code runs: even an import-time print() must not reach stdout,
+            # nor a child process started at import time inherit the protocol's stdin.
+            from ..transports import claim_stdin, claim_stdout
 
             claim_stdout()
+            claim_stdin()
         server = load_server(args.target)
         if args.max_message_bytes is not None:
             if args.max_message_bytes < 1:

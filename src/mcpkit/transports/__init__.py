@@ -11,7 +11,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..aio import MemoryChannel, memory_channel_pair
-from ._stdio import FdChannel, claim_stdout, note_parent, stdio_channel, wait_parent_exit
+from ._stdio import (
+    FdChannel,
+    claim_stdin,
+    claim_stdout,
+    note_parent,
+    stdio_channel,
+    wait_parent_exit,
+)
 from ._subprocess import ProcessChannel, StdioTransport
 from ._uvicorn import HttpServer, serve_http
 
@@ -32,6 +39,7 @@ __all__ = [
     "StreamableHTTPTransport",
     "WebSocketChannel",
     "WebSocketTransport",
+    "claim_stdin",
     "claim_stdout",
     "note_parent",
     "serve_http",

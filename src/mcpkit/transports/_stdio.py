@@ -286,12 +286,37 @@ def claim_stdout() -> int:
     return _protocol_stdout
 
 
+_protocol_stdin: int | None = None
+
+
+def claim_stdin() -> int:
+    """Reserve stdin for the protocol; return the descriptor to read messages from.
+
+    The protocol keeps a private duplicate of stdin (not inherited by child processes),
+    and descriptor 0 and ``sys.stdin`` are pointed at ``/dev/null``: a tool's child process
+    (or the tool itself) reading its stdin would otherwise take the client's requests off
+    the pipe, and they would be lost (the client waiting for its timeout). Idempotent; the
+    CLI calls it with :func:`claim_stdout`, before importing the server's module.
+    """
+    global _protocol_stdin
+    if _protocol_stdin is None:
+        in_fd = sys.stdin.fileno() if sys.stdin is not None else 0
+        _protocol_stdin = os.dup(in_fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, in_fd)
+        finally:
+            os.close(null)
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (for the process's life)
+    return _protocol_stdin
+
+
 def stdio_channel(*, limits: Limits = DEFAULT_LIMITS) -> FdChannel:
     """A channel over this process's stdin and stdout (the server side of stdio).
 
-    See :func:`claim_stdout` for how stdout is kept clean.
+    See :func:`claim_stdin` and :func:`claim_stdout` for how both are kept the protocol's.
     """
-    return FdChannel(sys.stdin.fileno(), claim_stdout(), limits=limits)
+    return FdChannel(claim_stdin(), claim_stdout(), limits=limits)
 
 
 # The process that started us, read as early as possible: if it dies while we are still
