@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+from msgspec import UNSET
 
 from mcpkit.aio import memory_channel_pair
 from mcpkit.client import Client
@@ -73,6 +74,34 @@ async def test_tolerant_repairs_them_with_a_warning(caplog: pytest.LogCaptureFix
         assert typed.structured_content == {"n": "not a number"}
     assert "tolerated a malformed result" in caplog.text
     assert "does not match its outputSchema" in caplog.text
+
+
+def nulls_server() -> LowLevelServer:
+    """Members sent as ``null`` where the schema has no null: the commonest deviation."""
+    server = LowLevelServer("nulls")
+
+    async def list_tools(ctx: RequestContext, params: ListToolsRequestParams) -> dict[str, Any]:
+        return {
+            "tools": [
+                {"name": "a", "description": None, "inputSchema": {"type": "object"}},
+                {"name": None, "inputSchema": {"type": "object"}},  # required: made empty
+            ],
+            "nextCursor": None,
+        }
+
+    server.set_request_handler("tools/list", list_tools)
+    return server
+
+
+async def test_tolerant_reads_null_as_absent(caplog: pytest.LogCaptureFixture) -> None:
+    async with connect_memory(nulls_server()) as client:
+        with pytest.raises(RemoteProtocolError, match="got `null`"):
+            await client.list_tools()  # strict by default
+    async with connect_memory(nulls_server(), tolerant=True) as client:
+        tools = await client.list_tools()
+    assert tools.next_cursor is UNSET  # absent: no next page
+    assert [(t.name, t.description) for t in tools.tools] == [("a", UNSET), ("", UNSET)]
+    assert "tolerated a malformed result for tools/list" in caplog.text
 
 
 async def test_strict_checks_structured_content_against_the_output_schema() -> None:

@@ -2,7 +2,8 @@
 
 Strict decoding refuses a result that lacks a required member. In tolerant mode the
 result is decoded again with the missing members filled with empty values of their type
-(``[]``, ``{}``, ``""``, ``0``, ``False`` or an empty object), numbers and strings coerced
+(``[]``, ``{}``, ``""``, ``0``, ``False`` or an empty object), ``null`` where the type takes
+none read as absent (or as empty, for a required member), numbers and strings coerced
 where msgspec's lax conversion allows, and a warning logged — so one sloppy server does
 not make a whole client unusable.
 """
@@ -45,6 +46,12 @@ def _empty(info: mi.Type, depth: int) -> Any:
     return None
 
 
+def _takes_none(info: mi.Type) -> bool:
+    if isinstance(info, mi.NoneType | mi.AnyType):
+        return True
+    return isinstance(info, mi.UnionType) and any(_takes_none(m) for m in info.types)
+
+
 def _fill(value: Any, info: mi.Type, depth: int = 0) -> Any:
     if depth > _MAX_DEPTH:
         return value
@@ -54,7 +61,13 @@ def _fill(value: Any, info: mi.Type, depth: int = 0) -> Any:
         out = dict(value)
         for field in info.fields:
             key = field.encode_name
-            if key in out:
+            if key in out and out[key] is None and not _takes_none(field.type):
+                # "nextCursor": null and the like, the commonest deviation: absent.
+                if field.required:
+                    out[key] = _empty(field.type, depth)
+                else:
+                    del out[key]
+            elif key in out:
                 out[key] = _fill(out[key], field.type, depth + 1)
             elif field.required:
                 out[key] = _empty(field.type, depth)
