@@ -360,6 +360,23 @@ def test_duplicate_tool_name() -> None:
         server.add_tool(Tool(name="a.b-c_1", input_schema={"type": "object"}), tool)
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [{"type": "array"}, {"properties": {"q": {"type": "string"}}}, {"type": ["object", "null"]}],
+)
+def test_an_input_schema_must_describe_an_object(schema: dict[str, Any]) -> None:
+    """Every revision's schema.json requires ``inputSchema.type == "object"``: one tool
+    without it made strict clients (the TypeScript SDK) refuse the whole tools/list."""
+
+    async def tool(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return ""
+
+    server = LowLevelServer("x")
+    with pytest.raises(LocalProtocolError, match=r"tool 'bad': .*\"type\": \"object\""):
+        server.add_tool(Tool(name="bad", input_schema=schema), tool)
+    assert server.tools == []
+
+
 def test_client_refuses_unsupported_requested_version() -> None:
     with pytest.raises(LocalProtocolError):
         Client(StdioTransport("x"), protocol_version="1999-01-01")

@@ -10,7 +10,6 @@ without a declared type) and ``result`` is a result struct or a dict. The lifecy
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -22,7 +21,7 @@ from msgspec import UNSET, Raw
 from .._version import __version__
 from ..aio import MemoryNotificationBus, NotificationBus
 from ..exceptions import LocalProtocolError, RPCError, ToolError
-from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, param_headers
+from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader
 from ..types import (
     HANDSHAKE_VERSIONS,
     V2026_07_28,
@@ -47,6 +46,7 @@ from ._listen import serve_listen
 from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
+from ._tool_rules import checked_tool
 
 if TYPE_CHECKING:
     pass
@@ -71,8 +71,6 @@ _BUILT_IN: Final = frozenset(
         "notifications/progress",
     }
 )
-# Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
-_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,20 +246,14 @@ class LowLevelServer(Running):
 
         Raises:
             LocalProtocolError: the name breaks the 2025-11-25 naming rules (1-128 of
-                ``A-Z a-z 0-9 _ - .``) or is already registered, or the input schema has
-                an invalid ``x-mcp-header`` annotation (see
+                ``A-Z a-z 0-9 _ - .``) or is already registered, the input schema does
+                not say ``"type": "object"`` at its root (every revision requires it), or
+                it has an invalid ``x-mcp-header`` annotation (see
                 :func:`mcpkit.protocol.param_headers`).
         """
-        if not _TOOL_NAME.fullmatch(tool.name):
-            raise LocalProtocolError(
-                f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
-            )
+        mirrored = checked_tool(tool)
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
-        try:
-            mirrored = param_headers(tool.input_schema)
-        except LocalProtocolError as exc:
-            raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
         self._tools[tool.name] = (tool, handler)
         self._param_headers[tool.name] = mirrored
         if "tools/list" not in self._routes:

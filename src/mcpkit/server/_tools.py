@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -21,7 +20,7 @@ from msgspec import UNSET
 
 from ..aio import run_in_worker
 from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError, ToolError
-from ..protocol import ParamHeader, SchemaValidator, compile_schema, param_headers
+from ..protocol import ParamHeader, SchemaValidator, compile_schema
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -39,6 +38,7 @@ from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
+from ._tool_rules import checked_tool
 from ._typeschema import is_context, type_hints
 
 __all__ = ["FunctionTool", "ToolRegistry"]
@@ -46,8 +46,6 @@ __all__ = ["FunctionTool", "ToolRegistry"]
 logger = logging.getLogger("mcpkit.server")
 
 _CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
-# Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _JSON = msgspec.json.Encoder()
 
 
@@ -112,8 +110,9 @@ class ToolRegistry:
 
         Raises:
             LocalProtocolError: the name is taken or invalid, the signature cannot be
-                described (``*args``, unresolvable annotations, ...), or the input schema
-                has an invalid ``x-mcp-header`` annotation.
+                described (``*args``, unresolvable annotations, ...), or a hand-given
+                input schema does not say ``"type": "object"`` at its root or has an
+                invalid ``x-mcp-header`` annotation.
         """
         raw_validator = None
         if input_schema is not None:
@@ -153,16 +152,9 @@ class ToolRegistry:
             icons=UNSET if icons is None else list(icons),
             meta=UNSET if meta is None else dict(meta),
         )
-        if not _TOOL_NAME.fullmatch(tool.name):
-            raise LocalProtocolError(
-                f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
-            )
+        mirrored = checked_tool(tool)
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
-        try:
-            mirrored = param_headers(tool.input_schema)
-        except LocalProtocolError as exc:
-            raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
         output_validator = compile_schema(final_output) if final_output is not None else None
         entry = FunctionTool(
             tool, fn, schema, raw_validator, context_param, is_async, mirrored, output_validator

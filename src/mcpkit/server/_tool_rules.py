@@ -1,0 +1,49 @@
+"""What every tool has to follow, whichever API registered it (:class:`LowLevelServer` or
+the decorator API): the rules a definition is checked against before it is registered."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from ..exceptions import LocalProtocolError
+from ..protocol import ParamHeader, param_headers
+from ..types import Tool
+
+__all__ = ["checked_tool"]
+
+# Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+
+def checked_tool(tool: Tool) -> tuple[ParamHeader, ...]:
+    """Check a tool definition before it is registered; return the parameters it mirrors
+    into ``Mcp-Param-*`` headers (``x-mcp-header``).
+
+    Raises:
+        LocalProtocolError: the name breaks the 2025-11-25 naming rules (1-128 of
+            ``A-Z a-z 0-9 _ - .``), the input schema is not an object schema (its root
+            must say ``"type": "object"``), or it has an invalid ``x-mcp-header``
+            annotation (see :func:`mcpkit.protocol.param_headers`).
+    """
+    if not _TOOL_NAME.fullmatch(tool.name):
+        raise LocalProtocolError(
+            f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+        )
+    schema: object = tool.input_schema  # not checked when the Tool was built
+    # Every revision's schema.json requires inputSchema.type == "object" (the arguments are
+    # always one JSON object); a strict client (the TypeScript SDK) refuses the whole
+    # tools/list, every other tool with it, when one tool breaks this.
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        if not isinstance(schema, dict):
+            said = f"it is a {type(schema).__name__}"
+        else:
+            said = f"its type is {schema['type']!r}" if "type" in schema else "it has no type"
+        raise LocalProtocolError(
+            f'tool {tool.name!r}: its input schema must say "type": "object" at the root '
+            f"(tool arguments are always a JSON object); {said}"
+        )
+    try:
+        return param_headers(schema)
+    except LocalProtocolError as exc:
+        raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
