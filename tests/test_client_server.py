@@ -377,6 +377,64 @@ def test_an_input_schema_must_describe_an_object(schema: dict[str, Any]) -> None
     assert server.tools == []
 
 
+CHECKED_SCHEMA = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}},
+    "required": ["q"],
+    "additionalProperties": False,
+}
+
+
+async def test_arguments_are_checked_against_the_input_schema() -> None:
+    """Servers MUST validate tool inputs (server/tools.mdx, "Security Considerations"): a
+    call that breaks the schema is a tool error, as the decorator API reports it, and the
+    handler never runs."""
+    from mcpkit.server import Server
+
+    server = LowLevelServer("checked")
+    ran: list[dict[str, Any]] = []
+
+    async def handler(ctx: RequestContext, args: dict[str, Any]) -> str:
+        ran.append(args)
+        return "ran"
+
+    server.add_tool(Tool(name="checked", input_schema=CHECKED_SCHEMA), handler)
+    app = Server("app")
+    app.tool(name="checked", input_schema=CHECKED_SCHEMA)(lambda **arguments: "ran")
+    async with connect_memory(server) as low, connect_memory(app) as high:
+        for bad in ({}, {"q": 5}, {"q": "x", "z": 1}):
+            refused = await low.call_tool("checked", bad)
+            assert refused.is_error is True
+            assert isinstance(refused.content[0], TextContent)
+            assert refused.content[0].text.startswith("Invalid arguments: ")
+            assert refused.content == (await high.call_tool("checked", bad)).content
+        assert (await low.call_tool("checked", {"q": "ok"})).content == [TextContent(text="ran")]
+    assert ran == [{"q": "ok"}]
+
+
+async def test_validate_false_leaves_the_arguments_to_the_handler() -> None:
+    server = LowLevelServer("unchecked")
+
+    async def handler(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return repr(args)
+
+    server.add_tool(Tool(name="unchecked", input_schema=CHECKED_SCHEMA), handler, validate=False)
+    async with connect_memory(server) as client:
+        result = await client.call_tool("unchecked", {"q": 5})
+    assert result.content == [TextContent(text="{'q': 5}")]
+
+
+def test_an_input_schema_that_cannot_be_compiled_is_refused() -> None:
+    async def tool(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return ""
+
+    broken = {"type": "object", "properties": {"q": {"type": "string", "pattern": "[a"}}}
+    server = LowLevelServer("x")
+    with pytest.raises(LocalProtocolError, match="tool 'bad'"):
+        server.add_tool(Tool(name="bad", input_schema=broken), tool)
+    assert server.tools == []
+
+
 def test_client_refuses_unsupported_requested_version() -> None:
     with pytest.raises(LocalProtocolError):
         Client(StdioTransport("x"), protocol_version="1999-01-01")

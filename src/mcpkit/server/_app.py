@@ -154,7 +154,7 @@ class Server(AppHandlers, LowLevelServer):
 
         return register(fn) if fn is not None else register
 
-    def add_tool(self, tool: Any, handler: Any) -> None:
+    def add_tool(self, tool: Any, handler: Any, *, validate: bool = True) -> None:
         """Not available on :class:`Server`: use ``@server.tool()`` (or
         :class:`LowLevelServer` for hand-built tool definitions).
 

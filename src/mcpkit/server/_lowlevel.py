@@ -21,7 +21,7 @@ from msgspec import UNSET, Raw
 from .._version import __version__
 from ..aio import MemoryNotificationBus, NotificationBus
 from ..exceptions import LocalProtocolError, RPCError, ToolError
-from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader
+from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, SchemaValidator, compile_schema
 from ..types import (
     HANDSHAKE_VERSIONS,
     V2026_07_28,
@@ -46,7 +46,7 @@ from ._listen import serve_listen
 from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
-from ._tool_rules import checked_tool
+from ._tool_rules import checked_tool, invalid_arguments
 
 if TYPE_CHECKING:
     pass
@@ -182,7 +182,7 @@ class LowLevelServer(Running):
         #: The connections being served (for notifications sent to every client).
         self.sessions: set[ServerSession] = set()
         self._notifications: dict[str, NotificationCallback] = {}
-        self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
+        self._tools: dict[str, tuple[Tool, ToolHandler, SchemaValidator | None]] = {}
         self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}
         self._request_state = request_state
         self.bus: NotificationBus = MemoryNotificationBus() if bus is None else bus
@@ -236,25 +236,36 @@ class LowLevelServer(Running):
         _check_registrable(method, "notification")
         self._notifications[method] = handler
 
-    def add_tool(self, tool: Tool, handler: ToolHandler) -> None:
+    def add_tool(self, tool: Tool, handler: ToolHandler, *, validate: bool = True) -> None:
         """Register a tool and the coroutine that runs it.
 
-        The handler receives the context and the arguments object. It returns a
-        :class:`CallToolResult`, a list of content blocks, or a string (one text block).
-        Raising :class:`ToolError` (or any exception) produces a tool execution error
-        (``isError: true``) the model can see; :class:`RPCError` becomes a JSON-RPC error.
+        The handler receives the context and the arguments object, checked against
+        ``tool.input_schema`` first (``server/tools.mdx``: servers MUST validate tool
+        inputs): arguments that break it are answered with an ``Invalid arguments: ...``
+        tool error naming each problem, and the handler does not run. ``validate=False``
+        leaves the checking to the handler. It returns a :class:`CallToolResult`, a list
+        of content blocks, or a string (one text block). Raising :class:`ToolError` (or
+        any exception) produces a tool execution error (``isError: true``) the model can
+        see; :class:`RPCError` becomes a JSON-RPC error.
 
         Raises:
             LocalProtocolError: the name breaks the 2025-11-25 naming rules (1-128 of
                 ``A-Z a-z 0-9 _ - .``) or is already registered, the input schema does
                 not say ``"type": "object"`` at its root (every revision requires it), or
                 it has an invalid ``x-mcp-header`` annotation (see
-                :func:`mcpkit.protocol.param_headers`).
+                :func:`mcpkit.protocol.param_headers`), or, with ``validate``, it cannot be
+                compiled (see :func:`mcpkit.protocol.compile_schema`).
         """
         mirrored = checked_tool(tool)
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
-        self._tools[tool.name] = (tool, handler)
+        validator = None
+        if validate:
+            try:
+                validator = compile_schema(tool.input_schema)
+            except LocalProtocolError as exc:
+                raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
+        self._tools[tool.name] = (tool, handler, validator)
         self._param_headers[tool.name] = mirrored
         if "tools/list" not in self._routes:
             self._routes["tools/list"] = _Route(
@@ -267,7 +278,7 @@ class LowLevelServer(Running):
     @property
     def tools(self) -> list[Tool]:
         """The registered tools, in registration order."""
-        return [tool for tool, _ in self._tools.values()]
+        return [entry[0] for entry in self._tools.values()]
 
     def param_headers(self, tool_name: str) -> tuple[ParamHeader, ...]:
         """The parameters of a tool mirrored into ``Mcp-Param-*`` headers on Streamable
@@ -351,8 +362,11 @@ class LowLevelServer(Running):
         entry = self._tools.get(params.name)
         if entry is None:
             raise RPCError.invalid_params(f"Unknown tool: {params.name!r}")
-        _, handler = entry
+        _, handler, validator = entry
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        refused = None if validator is None else invalid_arguments(validator, arguments)
+        if refused is not None:
+            return refused  # text only: what every revision reads
         try:
             outcome = await handler(ctx, arguments)
         except RPCError as exc:

@@ -1,16 +1,18 @@
 """What every tool has to follow, whichever API registered it (:class:`LowLevelServer` or
-the decorator API): the rules a definition is checked against before it is registered."""
+the decorator API): the rules a definition is checked against before it is registered, and
+the tool error for arguments that break its input schema."""
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from ..exceptions import LocalProtocolError
-from ..protocol import ParamHeader, param_headers
-from ..types import Tool
+from ..protocol import ParamHeader, SchemaValidator, param_headers
+from ..types import CallToolResult, TextContent, Tool
 
-__all__ = ["checked_tool"]
+__all__ = ["checked_tool", "invalid_arguments", "tool_error"]
 
 # Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -47,3 +49,20 @@ def checked_tool(tool: Tool) -> tuple[ParamHeader, ...]:
         return param_headers(schema)
     except LocalProtocolError as exc:
         raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
+
+
+def invalid_arguments(
+    validator: SchemaValidator, arguments: Mapping[str, Any]
+) -> CallToolResult | None:
+    """The tool error for ``arguments`` that break the tool's input schema, naming each
+    problem (``None`` when they fit). Servers MUST validate tool inputs (server/tools.mdx,
+    "Security Considerations"); a tool error lets the model correct the call."""
+    if validator.is_valid(arguments):  # the common case, without building messages
+        return None
+    detail = "; ".join(error.message for error in validator.errors(arguments))
+    return tool_error(f"Invalid arguments: {detail}")
+
+
+def tool_error(text: str) -> CallToolResult:
+    """A tool execution error (``isError: true``) the model can read."""
+    return CallToolResult(content=[TextContent(text=text)], is_error=True)

@@ -38,7 +38,7 @@ from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
-from ._tool_rules import checked_tool
+from ._tool_rules import checked_tool, invalid_arguments
 from ._typeschema import is_context, type_hints
 
 __all__ = ["FunctionTool", "ToolRegistry"]
@@ -180,10 +180,9 @@ class ToolRegistry:
         schema = entry.schema
         try:
             if entry.raw_validator is not None:
-                errors = entry.raw_validator.errors(dict(arguments))
-                if errors:
-                    detail = "; ".join(error.message for error in errors)
-                    return _error(f"Invalid arguments: {detail}")
+                refused = invalid_arguments(entry.raw_validator, dict(arguments))
+                if refused is not None:
+                    return refused
                 if schema is None:  # a **kwargs function: the arguments as they are
                     kwargs = dict(arguments)
                 else:
