@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -433,6 +434,40 @@ def test_an_input_schema_that_cannot_be_compiled_is_refused() -> None:
     with pytest.raises(LocalProtocolError, match="tool 'bad'"):
         server.add_tool(Tool(name="bad", input_schema=broken), tool)
     assert server.tools == []
+
+
+@pytest.mark.parametrize("mask", [False, True])
+async def test_a_failing_tool_is_logged_and_can_be_masked(
+    mask: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As on Server: the traceback goes to the server's log, never to the client, and
+    ``mask_errors=True`` keeps the exception's message (a secret, say) from the model."""
+    # mask_errors given only to mask: the default is what this test checks otherwise.
+    server = LowLevelServer("x", mask_errors=True) if mask else LowLevelServer("x")
+
+    async def leaky(ctx: RequestContext, args: dict[str, Any]) -> str:
+        raise RuntimeError("password=hunter2")
+
+    async def leaves(ctx: RequestContext, args: dict[str, Any]) -> str:
+        sys.exit(2)  # argparse does it on an option the model chose
+
+    server.add_tool(Tool(name="leaky", input_schema={"type": "object"}), leaky)
+    server.add_tool(Tool(name="leaves", input_schema={"type": "object"}), leaves)
+    async with connect_memory(server) as client:
+        leaked, left = await client.call_tool("leaky"), await client.call_tool("leaves")
+    texts = []
+    for result in (leaked, left):
+        assert result.is_error is True
+        assert isinstance(result.content[0], TextContent)
+        texts.append(result.content[0].text)
+    assert texts[0].startswith("Tool 'leaky' failed")
+    assert ("hunter2" in texts[0]) is not mask
+    assert "Traceback" not in texts[0]
+    assert ("sys.exit(2)" in texts[1]) is not mask
+    (logged,) = [r for r in caplog.records if "'leaky' failed" in r.getMessage()]
+    assert logged.name == "mcpkit.server"
+    assert logged.exc_info is not None
+    assert "hunter2" in str(logged.exc_info[1])
 
 
 def test_client_refuses_unsupported_requested_version() -> None:

@@ -97,7 +97,13 @@ class Server(AppHandlers, LowLevelServer):
         **options: Any,
     ) -> None:
         super().__init__(
-            name, version, title=title, instructions=instructions, page_size=page_size, **options
+            name,
+            version,
+            title=title,
+            instructions=instructions,
+            page_size=page_size,
+            mask_errors=mask_errors,
+            **options,
         )
         self.tool_registry = ToolRegistry(strict=strict, mask_errors=mask_errors)
         self.resource_registry = ResourceRegistry()

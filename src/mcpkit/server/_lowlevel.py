@@ -46,7 +46,7 @@ from ._listen import serve_listen
 from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
-from ._tool_rules import checked_tool, invalid_arguments
+from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
 
 if TYPE_CHECKING:
     pass
@@ -131,6 +131,8 @@ class LowLevelServer(Running):
         max_subscriptions: most resource URIs one client may subscribe to (with
             ``resources/subscribe``, or in one ``subscriptions/listen``), and 1 KiB of
             URI per subscription on average; past either, -32602.
+        mask_errors: report a tool that raised (other than :class:`ToolError`) as
+            "failed" without the exception's message; the traceback is logged either way.
     """
 
     def __init__(
@@ -152,6 +154,7 @@ class LowLevelServer(Running):
         request_state: RequestStateSealer | None = None,
         bus: NotificationBus | None = None,
         max_subscriptions: int = 1000,
+        mask_errors: bool = False,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -165,6 +168,7 @@ class LowLevelServer(Running):
         if max_subscriptions < 1:
             raise LocalProtocolError("max_subscriptions must be at least 1")
         self.max_subscriptions = max_subscriptions
+        self.mask_errors = mask_errors
         self.info = Implementation(
             name=name, version=version, title=UNSET if title is None else title
         )
@@ -373,18 +377,13 @@ class LowLevelServer(Running):
             if not exc.received:
                 raise  # the tool chose to answer with this JSON-RPC error
             # An error the client sent back (e.g. to a sampling request) is the tool's failure.
-            return CallToolResult(
-                content=[TextContent(text=f"Tool {params.name!r} failed: {exc}")], is_error=True
-            )
+            return tool_error(f"Tool {params.name!r} failed: {exc}")
         except anyio.get_cancelled_exc_class():
             raise
         except ToolError as exc:
-            return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
-        except Exception as exc:
-            # Reported to the model without a traceback (server/tools.mdx "Error Handling").
-            return CallToolResult(
-                content=[TextContent(text=f"Tool {params.name!r} failed: {exc}")], is_error=True
-            )
+            return tool_error(str(exc))
+        except (Exception, SystemExit) as exc:
+            return tool_failure(params.name, exc, mask=self.mask_errors)
         if isinstance(outcome, str):
             return CallToolResult(content=[TextContent(text=outcome)])
         if not isinstance(outcome, CallToolResult):

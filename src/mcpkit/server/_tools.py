@@ -19,7 +19,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..aio import run_in_worker
-from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError, ToolError
+from ..exceptions import LocalProtocolError, RPCError, ToolError
 from ..protocol import ParamHeader, SchemaValidator, compile_schema
 from ..types import (
     AudioContent,
@@ -38,7 +38,7 @@ from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
-from ._tool_rules import checked_tool, invalid_arguments
+from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
 from ._typeschema import is_context, type_hints
 
 __all__ = ["FunctionTool", "ToolRegistry"]
@@ -195,7 +195,7 @@ class ToolRegistry:
                 assert schema is not None
                 kwargs = schema.bind(arguments)
         except ArgumentError as exc:
-            return _error(str(exc))
+            return tool_error(str(exc))
         if entry.context_param is not None:
             kwargs[entry.context_param] = ctx
         try:
@@ -207,35 +207,16 @@ class ToolRegistry:
         except RPCError as exc:
             if not exc.received:
                 raise
-            return _error(f"Tool {name!r} failed: {exc}")
+            return tool_error(f"Tool {name!r} failed: {exc}")
         except ToolError as exc:
-            return _error(str(exc))
+            return tool_error(str(exc))
         except ResultError as exc:
             logger.error(
                 "tool %r returned a value that does not match its output schema: %s", name, exc
             )
-            return _error(f"Tool {name!r} returned an invalid result")
-        except Exception as exc:
-            reported = _tool_errors(exc)
-            if reported:  # ToolErrors raised in a task group the tool ran
-                return _error("; ".join(str(error) for error in reported))
-            if isinstance(exc, ConnectionClosedError):
-                # Most often the client left while the tool was asking it something
-                # (sampling, elicitation) or telling it (progress, logs): ordinary churn,
-                # not an error of the server's; nobody may be there to read the answer.
-                logger.info("tool %r ended: %s", name, exc)
-            else:
-                logger.exception("tool %r failed", name)
-            if self.mask_errors:
-                return _error(f"Tool {name!r} failed")
-            return _error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
-        except SystemExit as exc:
-            # sys.exit() in a tool (argparse does it on a bad option, which the model
-            # chooses): the call's failure, never the server's end.
-            logger.error("tool %r called sys.exit(%r)", name, exc.code)
-            if self.mask_errors:
-                return _error(f"Tool {name!r} failed")
-            return _error(f"Tool {name!r} failed: it called sys.exit({exc.code!r})")
+            return tool_error(f"Tool {name!r} returned an invalid result")
+        except (Exception, SystemExit) as exc:
+            return tool_failure(name, exc, mask=self.mask_errors)
 
     def _result(self, entry: FunctionTool, value: Any) -> CallToolResult:
         # A declared outputSchema is a promise: "Servers MUST provide structured results
@@ -285,23 +266,6 @@ class ToolRegistry:
 
 
 _NO_STRUCTURED: Final = "the tool declares an outputSchema but returned no structured content"
-
-
-def _tool_errors(exc: BaseException) -> list[ToolError]:
-    """The ToolErrors an exception group holds, when it holds nothing else."""
-    inner = getattr(exc, "exceptions", None)  # (BaseExceptionGroup, also 3.10's backport)
-    if not isinstance(inner, tuple) or not inner:
-        return []
-    found: list[ToolError] = []
-    for error in inner:
-        if isinstance(error, ToolError):
-            found.append(error)
-        else:
-            nested = _tool_errors(error)
-            if not nested:
-                return []
-            found.extend(nested)
-    return found
 
 
 def _conform(validator: SchemaValidator, structured: Any) -> None:
@@ -360,7 +324,3 @@ def to_content(value: Any) -> list[ContentBlock]:
         return [TextContent(text=_JSON.encode(value).decode())]
     except (TypeError, ValueError) as exc:
         raise ResultError([("", f"the result cannot be encoded as JSON: {exc}")]) from exc
-
-
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(text=text)], is_error=True)
