@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -358,6 +359,115 @@ def test_duplicate_tool_name() -> None:
     server.add_tool(Tool(name="a.b-c_1", input_schema={"type": "object"}), tool)
     with pytest.raises(LocalProtocolError):
         server.add_tool(Tool(name="a.b-c_1", input_schema={"type": "object"}), tool)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"type": "array"}, {"properties": {"q": {"type": "string"}}}, {"type": ["object", "null"]}],
+)
+def test_an_input_schema_must_describe_an_object(schema: dict[str, Any]) -> None:
+    """Every revision's schema.json requires ``inputSchema.type == "object"``: one tool
+    without it made strict clients (the TypeScript SDK) refuse the whole tools/list."""
+
+    async def tool(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return ""
+
+    server = LowLevelServer("x")
+    with pytest.raises(LocalProtocolError, match=r"tool 'bad': .*\"type\": \"object\""):
+        server.add_tool(Tool(name="bad", input_schema=schema), tool)
+    assert server.tools == []
+
+
+CHECKED_SCHEMA = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}},
+    "required": ["q"],
+    "additionalProperties": False,
+}
+
+
+async def test_arguments_are_checked_against_the_input_schema() -> None:
+    """Servers MUST validate tool inputs (server/tools.mdx, "Security Considerations"): a
+    call that breaks the schema is a tool error, as the decorator API reports it, and the
+    handler never runs."""
+    from mcpkit.server import Server
+
+    server = LowLevelServer("checked")
+    ran: list[dict[str, Any]] = []
+
+    async def handler(ctx: RequestContext, args: dict[str, Any]) -> str:
+        ran.append(args)
+        return "ran"
+
+    server.add_tool(Tool(name="checked", input_schema=CHECKED_SCHEMA), handler)
+    app = Server("app")
+    app.tool(name="checked", input_schema=CHECKED_SCHEMA)(lambda **arguments: "ran")
+    async with connect_memory(server) as low, connect_memory(app) as high:
+        for bad in ({}, {"q": 5}, {"q": "x", "z": 1}):
+            refused = await low.call_tool("checked", bad)
+            assert refused.is_error is True
+            assert isinstance(refused.content[0], TextContent)
+            assert refused.content[0].text.startswith("Invalid arguments: ")
+            assert refused.content == (await high.call_tool("checked", bad)).content
+        assert (await low.call_tool("checked", {"q": "ok"})).content == [TextContent(text="ran")]
+    assert ran == [{"q": "ok"}]
+
+
+async def test_validate_false_leaves_the_arguments_to_the_handler() -> None:
+    server = LowLevelServer("unchecked")
+
+    async def handler(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return repr(args)
+
+    server.add_tool(Tool(name="unchecked", input_schema=CHECKED_SCHEMA), handler, validate=False)
+    async with connect_memory(server) as client:
+        result = await client.call_tool("unchecked", {"q": 5})
+    assert result.content == [TextContent(text="{'q': 5}")]
+
+
+def test_an_input_schema_that_cannot_be_compiled_is_refused() -> None:
+    async def tool(ctx: RequestContext, args: dict[str, Any]) -> str:
+        return ""
+
+    broken = {"type": "object", "properties": {"q": {"type": "string", "pattern": "[a"}}}
+    server = LowLevelServer("x")
+    with pytest.raises(LocalProtocolError, match="tool 'bad'"):
+        server.add_tool(Tool(name="bad", input_schema=broken), tool)
+    assert server.tools == []
+
+
+@pytest.mark.parametrize("mask", [False, True])
+async def test_a_failing_tool_is_logged_and_can_be_masked(
+    mask: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As on Server: the traceback goes to the server's log, never to the client, and
+    ``mask_errors=True`` keeps the exception's message (a secret, say) from the model."""
+    # mask_errors given only to mask: the default is what this test checks otherwise.
+    server = LowLevelServer("x", mask_errors=True) if mask else LowLevelServer("x")
+
+    async def leaky(ctx: RequestContext, args: dict[str, Any]) -> str:
+        raise RuntimeError("password=hunter2")
+
+    async def leaves(ctx: RequestContext, args: dict[str, Any]) -> str:
+        sys.exit(2)  # argparse does it on an option the model chose
+
+    server.add_tool(Tool(name="leaky", input_schema={"type": "object"}), leaky)
+    server.add_tool(Tool(name="leaves", input_schema={"type": "object"}), leaves)
+    async with connect_memory(server) as client:
+        leaked, left = await client.call_tool("leaky"), await client.call_tool("leaves")
+    texts = []
+    for result in (leaked, left):
+        assert result.is_error is True
+        assert isinstance(result.content[0], TextContent)
+        texts.append(result.content[0].text)
+    assert texts[0].startswith("Tool 'leaky' failed")
+    assert ("hunter2" in texts[0]) is not mask
+    assert "Traceback" not in texts[0]
+    assert ("sys.exit(2)" in texts[1]) is not mask
+    (logged,) = [r for r in caplog.records if "'leaky' failed" in r.getMessage()]
+    assert logged.name == "mcpkit.server"
+    assert logged.exc_info is not None
+    assert "hunter2" in str(logged.exc_info[1])
 
 
 def test_client_refuses_unsupported_requested_version() -> None:

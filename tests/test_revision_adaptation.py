@@ -75,6 +75,45 @@ async def test_low_level_tools_are_whole_for_2025_11_25() -> None:
         assert isinstance(result.content[0], AudioContent)
 
 
+def scalar_output(kind: str) -> LowLevelServer:
+    """A tool whose hand-written output schema is not an object schema (as 2026-07-28
+    allows), on the low-level server or the decorator API."""
+    if kind == "server":
+        app = Server("scalar")
+
+        @app.tool(output_schema={"type": "string"})
+        def word() -> Any:
+            return "hi"
+
+        return app
+    server = LowLevelServer("scalar")
+
+    async def handler(ctx: RequestContext, args: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[TextContent(text='"hi"')], structured_content="hi")
+
+    tool = Tool(name="word", input_schema={"type": "object"}, output_schema={"type": "string"})
+    server.add_tool(tool, handler)
+    return server
+
+
+@pytest.mark.parametrize("kind", ["low-level", "server"])
+@pytest.mark.parametrize(
+    ("version", "kept"), [("2025-06-18", False), ("2025-11-25", False), ("2026-07-28", True)]
+)
+async def test_a_non_object_output_schema_is_sent_only_to_2026_07_28(
+    kind: str, version: str, kept: bool
+) -> None:
+    """Before 2026-07-28, ``outputSchema.type`` must be "object" and structuredContent an
+    object (schema.json): a strict client refused the whole tools/list otherwise. The text
+    rendering in ``content`` still reaches every revision."""
+    async with connect_memory(scalar_output(kind), protocol_version=version) as client:
+        (tool,) = [t async for t in client.iter_tools()]
+        result = await client.call_tool("word")
+    assert tool.output_schema == ({"type": "string"} if kept else UNSET)
+    assert result.structured_content == ("hi" if kept else UNSET)
+    assert result.content == [TextContent(text='"hi"')]
+
+
 def sampler(content: Any, **extra: Any) -> LowLevelServer:
     server = LowLevelServer("sampler")
 

@@ -572,6 +572,18 @@ def test_registration_errors() -> None:
         server.remove_tool("missing")
 
 
+def test_a_hand_written_input_schema_must_describe_an_object() -> None:
+    server = Server("x")
+    with pytest.raises(LocalProtocolError, match=r"tool 'loose': .*\"type\": \"object\""):
+
+        @server.tool(input_schema={"properties": {"q": {"type": "string"}}})
+        def loose(**arguments: Any) -> str:
+            return ""
+
+    # Nothing was registered: the name is still free.
+    server.tool(name="loose", input_schema={"type": "object"})(lambda **arguments: "")
+
+
 def _first(a: str) -> str:
     return a
 

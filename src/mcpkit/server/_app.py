@@ -97,7 +97,13 @@ class Server(AppHandlers, LowLevelServer):
         **options: Any,
     ) -> None:
         super().__init__(
-            name, version, title=title, instructions=instructions, page_size=page_size, **options
+            name,
+            version,
+            title=title,
+            instructions=instructions,
+            page_size=page_size,
+            mask_errors=mask_errors,
+            **options,
         )
         self.tool_registry = ToolRegistry(strict=strict, mask_errors=mask_errors)
         self.resource_registry = ResourceRegistry()
@@ -154,7 +160,7 @@ class Server(AppHandlers, LowLevelServer):
 
         return register(fn) if fn is not None else register
 
-    def add_tool(self, tool: Any, handler: Any) -> None:
+    def add_tool(self, tool: Any, handler: Any, *, validate: bool = True) -> None:
         """Not available on :class:`Server`: use ``@server.tool()`` (or
         :class:`LowLevelServer` for hand-built tool definitions).
 

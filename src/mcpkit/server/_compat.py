@@ -10,7 +10,7 @@ negotiated version, in one place, so tool authors write one server for every cli
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -109,24 +109,45 @@ def without_push(caps: ServerCapabilities) -> ServerCapabilities:
 
 
 def tool_for(version: str, tool: Tool) -> Tool:
-    """A tool definition without the members ``version`` does not define."""
-    if version >= V2025_11_25:
+    """A tool definition without the members ``version`` does not define, and without an
+    output schema that is not an object schema before 2026-07-28 (2025-06-18 and
+    2025-11-25 require ``outputSchema.type == "object"``; a strict client refuses the
+    whole ``tools/list`` otherwise)."""
+    if version >= V2026_07_28 or (version >= V2025_11_25 and _fits_handshake(tool)):
         return tool
-    changes: dict[str, object] = {"icons": UNSET, "execution": UNSET}
+    changes: dict[str, object] = {}
+    if version < V2025_11_25:
+        changes.update(icons=UNSET, execution=UNSET)
     if version < V2025_06_18:
         changes.update(title=UNSET, output_schema=UNSET, meta=UNSET)
+    elif not _fits_handshake(tool):
+        changes["output_schema"] = UNSET
     if version < V2025_03_26:
         changes["annotations"] = UNSET
     return _replace(tool, **changes)
 
 
+def _fits_handshake(tool: Tool) -> bool:
+    schema = tool.output_schema
+    return schema is UNSET or (isinstance(schema, dict) and schema.get("type") == "object")
+
+
+# Structured content that is no JSON object (UNSET is none of these; a dict, a Struct or a
+# dataclass encode as objects).
+_NOT_OBJECTS: Final = (str, int, float, list, tuple, type(None))
+
+
 def tool_result_for(version: str, result: CallToolResult) -> CallToolResult:
     """A ``tools/call`` result as a client of ``version`` can read it (structured content
-    exists from 2025-06-18; its text rendering in ``content`` stays)."""
-    if version >= V2025_11_25:
+    exists from 2025-06-18, and must be an object before 2026-07-28; its text rendering
+    in ``content`` stays)."""
+    scalar = isinstance(result.structured_content, _NOT_OBJECTS)
+    if version >= V2026_07_28 or (version >= V2025_11_25 and not scalar):
         return result
-    changes: dict[str, object] = {"content": content_for(version, result.content)}
-    if version < V2025_06_18:
+    changes: dict[str, object] = {}
+    if version < V2025_11_25:
+        changes["content"] = content_for(version, result.content)
+    if version < V2025_06_18 or scalar:
         changes["structured_content"] = UNSET
     return _replace(result, **changes)
 

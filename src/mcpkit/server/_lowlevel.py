@@ -10,7 +10,6 @@ without a declared type) and ``result`` is a result struct or a dict. The lifecy
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -22,7 +21,7 @@ from msgspec import UNSET, Raw
 from .._version import __version__
 from ..aio import MemoryNotificationBus, NotificationBus
 from ..exceptions import LocalProtocolError, RPCError, ToolError
-from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, param_headers
+from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, SchemaValidator, compile_schema
 from ..types import (
     HANDSHAKE_VERSIONS,
     V2026_07_28,
@@ -47,6 +46,7 @@ from ._listen import serve_listen
 from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
+from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
 
 if TYPE_CHECKING:
     pass
@@ -71,8 +71,6 @@ _BUILT_IN: Final = frozenset(
         "notifications/progress",
     }
 )
-# Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
-_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +131,8 @@ class LowLevelServer(Running):
         max_subscriptions: most resource URIs one client may subscribe to (with
             ``resources/subscribe``, or in one ``subscriptions/listen``), and 1 KiB of
             URI per subscription on average; past either, -32602.
+        mask_errors: report a tool that raised (other than :class:`ToolError`) as
+            "failed" without the exception's message; the traceback is logged either way.
     """
 
     def __init__(
@@ -154,6 +154,7 @@ class LowLevelServer(Running):
         request_state: RequestStateSealer | None = None,
         bus: NotificationBus | None = None,
         max_subscriptions: int = 1000,
+        mask_errors: bool = False,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -167,6 +168,7 @@ class LowLevelServer(Running):
         if max_subscriptions < 1:
             raise LocalProtocolError("max_subscriptions must be at least 1")
         self.max_subscriptions = max_subscriptions
+        self.mask_errors = mask_errors
         self.info = Implementation(
             name=name, version=version, title=UNSET if title is None else title
         )
@@ -184,7 +186,7 @@ class LowLevelServer(Running):
         #: The connections being served (for notifications sent to every client).
         self.sessions: set[ServerSession] = set()
         self._notifications: dict[str, NotificationCallback] = {}
-        self._tools: dict[str, tuple[Tool, ToolHandler]] = {}
+        self._tools: dict[str, tuple[Tool, ToolHandler, SchemaValidator | None]] = {}
         self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}
         self._request_state = request_state
         self.bus: NotificationBus = MemoryNotificationBus() if bus is None else bus
@@ -238,31 +240,36 @@ class LowLevelServer(Running):
         _check_registrable(method, "notification")
         self._notifications[method] = handler
 
-    def add_tool(self, tool: Tool, handler: ToolHandler) -> None:
+    def add_tool(self, tool: Tool, handler: ToolHandler, *, validate: bool = True) -> None:
         """Register a tool and the coroutine that runs it.
 
-        The handler receives the context and the arguments object. It returns a
-        :class:`CallToolResult`, a list of content blocks, or a string (one text block).
-        Raising :class:`ToolError` (or any exception) produces a tool execution error
-        (``isError: true``) the model can see; :class:`RPCError` becomes a JSON-RPC error.
+        The handler receives the context and the arguments object, checked against
+        ``tool.input_schema`` first (``server/tools.mdx``: servers MUST validate tool
+        inputs): arguments that break it are answered with an ``Invalid arguments: ...``
+        tool error naming each problem, and the handler does not run. ``validate=False``
+        leaves the checking to the handler. It returns a :class:`CallToolResult`, a list
+        of content blocks, or a string (one text block). Raising :class:`ToolError` (or
+        any exception) produces a tool execution error (``isError: true``) the model can
+        see; :class:`RPCError` becomes a JSON-RPC error.
 
         Raises:
             LocalProtocolError: the name breaks the 2025-11-25 naming rules (1-128 of
-                ``A-Z a-z 0-9 _ - .``) or is already registered, or the input schema has
-                an invalid ``x-mcp-header`` annotation (see
-                :func:`mcpkit.protocol.param_headers`).
+                ``A-Z a-z 0-9 _ - .``) or is already registered, the input schema does
+                not say ``"type": "object"`` at its root (every revision requires it), or
+                it has an invalid ``x-mcp-header`` annotation (see
+                :func:`mcpkit.protocol.param_headers`), or, with ``validate``, it cannot be
+                compiled (see :func:`mcpkit.protocol.compile_schema`).
         """
-        if not _TOOL_NAME.fullmatch(tool.name):
-            raise LocalProtocolError(
-                f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
-            )
+        mirrored = checked_tool(tool)
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
-        try:
-            mirrored = param_headers(tool.input_schema)
-        except LocalProtocolError as exc:
-            raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
-        self._tools[tool.name] = (tool, handler)
+        validator = None
+        if validate:
+            try:
+                validator = compile_schema(tool.input_schema)
+            except LocalProtocolError as exc:
+                raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
+        self._tools[tool.name] = (tool, handler, validator)
         self._param_headers[tool.name] = mirrored
         if "tools/list" not in self._routes:
             self._routes["tools/list"] = _Route(
@@ -275,7 +282,7 @@ class LowLevelServer(Running):
     @property
     def tools(self) -> list[Tool]:
         """The registered tools, in registration order."""
-        return [tool for tool, _ in self._tools.values()]
+        return [entry[0] for entry in self._tools.values()]
 
     def param_headers(self, tool_name: str) -> tuple[ParamHeader, ...]:
         """The parameters of a tool mirrored into ``Mcp-Param-*`` headers on Streamable
@@ -359,26 +366,24 @@ class LowLevelServer(Running):
         entry = self._tools.get(params.name)
         if entry is None:
             raise RPCError.invalid_params(f"Unknown tool: {params.name!r}")
-        _, handler = entry
+        _, handler, validator = entry
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        refused = None if validator is None else invalid_arguments(validator, arguments)
+        if refused is not None:
+            return refused  # text only: what every revision reads
         try:
             outcome = await handler(ctx, arguments)
         except RPCError as exc:
             if not exc.received:
                 raise  # the tool chose to answer with this JSON-RPC error
             # An error the client sent back (e.g. to a sampling request) is the tool's failure.
-            return CallToolResult(
-                content=[TextContent(text=f"Tool {params.name!r} failed: {exc}")], is_error=True
-            )
+            return tool_error(f"Tool {params.name!r} failed: {exc}")
         except anyio.get_cancelled_exc_class():
             raise
         except ToolError as exc:
-            return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
-        except Exception as exc:
-            # Reported to the model without a traceback (server/tools.mdx "Error Handling").
-            return CallToolResult(
-                content=[TextContent(text=f"Tool {params.name!r} failed: {exc}")], is_error=True
-            )
+            return tool_error(str(exc))
+        except (Exception, SystemExit) as exc:
+            return tool_failure(params.name, exc, mask=self.mask_errors)
         if isinstance(outcome, str):
             return CallToolResult(content=[TextContent(text=outcome)])
         if not isinstance(outcome, CallToolResult):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -20,8 +19,8 @@ import msgspec
 from msgspec import UNSET
 
 from ..aio import run_in_worker
-from ..exceptions import ConnectionClosedError, LocalProtocolError, RPCError, ToolError
-from ..protocol import ParamHeader, SchemaValidator, compile_schema, param_headers
+from ..exceptions import LocalProtocolError, RPCError, ToolError
+from ..protocol import ParamHeader, SchemaValidator, compile_schema
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -39,6 +38,7 @@ from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
+from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
 from ._typeschema import is_context, type_hints
 
 __all__ = ["FunctionTool", "ToolRegistry"]
@@ -46,8 +46,6 @@ __all__ = ["FunctionTool", "ToolRegistry"]
 logger = logging.getLogger("mcpkit.server")
 
 _CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
-# Tool names (server/tools.mdx 2025-11-25, SEP-986): 1-128 of [A-Za-z0-9_.-].
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _JSON = msgspec.json.Encoder()
 
 
@@ -112,8 +110,9 @@ class ToolRegistry:
 
         Raises:
             LocalProtocolError: the name is taken or invalid, the signature cannot be
-                described (``*args``, unresolvable annotations, ...), or the input schema
-                has an invalid ``x-mcp-header`` annotation.
+                described (``*args``, unresolvable annotations, ...), or a hand-given
+                input schema does not say ``"type": "object"`` at its root or has an
+                invalid ``x-mcp-header`` annotation.
         """
         raw_validator = None
         if input_schema is not None:
@@ -153,16 +152,9 @@ class ToolRegistry:
             icons=UNSET if icons is None else list(icons),
             meta=UNSET if meta is None else dict(meta),
         )
-        if not _TOOL_NAME.fullmatch(tool.name):
-            raise LocalProtocolError(
-                f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
-            )
+        mirrored = checked_tool(tool)
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
-        try:
-            mirrored = param_headers(tool.input_schema)
-        except LocalProtocolError as exc:
-            raise LocalProtocolError(f"tool {tool.name!r}: {exc}") from None
         output_validator = compile_schema(final_output) if final_output is not None else None
         entry = FunctionTool(
             tool, fn, schema, raw_validator, context_param, is_async, mirrored, output_validator
@@ -188,10 +180,9 @@ class ToolRegistry:
         schema = entry.schema
         try:
             if entry.raw_validator is not None:
-                errors = entry.raw_validator.errors(dict(arguments))
-                if errors:
-                    detail = "; ".join(error.message for error in errors)
-                    return _error(f"Invalid arguments: {detail}")
+                refused = invalid_arguments(entry.raw_validator, dict(arguments))
+                if refused is not None:
+                    return refused
                 if schema is None:  # a **kwargs function: the arguments as they are
                     kwargs = dict(arguments)
                 else:
@@ -204,7 +195,7 @@ class ToolRegistry:
                 assert schema is not None
                 kwargs = schema.bind(arguments)
         except ArgumentError as exc:
-            return _error(str(exc))
+            return tool_error(str(exc))
         if entry.context_param is not None:
             kwargs[entry.context_param] = ctx
         try:
@@ -216,35 +207,16 @@ class ToolRegistry:
         except RPCError as exc:
             if not exc.received:
                 raise
-            return _error(f"Tool {name!r} failed: {exc}")
+            return tool_error(f"Tool {name!r} failed: {exc}")
         except ToolError as exc:
-            return _error(str(exc))
+            return tool_error(str(exc))
         except ResultError as exc:
             logger.error(
                 "tool %r returned a value that does not match its output schema: %s", name, exc
             )
-            return _error(f"Tool {name!r} returned an invalid result")
-        except Exception as exc:
-            reported = _tool_errors(exc)
-            if reported:  # ToolErrors raised in a task group the tool ran
-                return _error("; ".join(str(error) for error in reported))
-            if isinstance(exc, ConnectionClosedError):
-                # Most often the client left while the tool was asking it something
-                # (sampling, elicitation) or telling it (progress, logs): ordinary churn,
-                # not an error of the server's; nobody may be there to read the answer.
-                logger.info("tool %r ended: %s", name, exc)
-            else:
-                logger.exception("tool %r failed", name)
-            if self.mask_errors:
-                return _error(f"Tool {name!r} failed")
-            return _error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
-        except SystemExit as exc:
-            # sys.exit() in a tool (argparse does it on a bad option, which the model
-            # chooses): the call's failure, never the server's end.
-            logger.error("tool %r called sys.exit(%r)", name, exc.code)
-            if self.mask_errors:
-                return _error(f"Tool {name!r} failed")
-            return _error(f"Tool {name!r} failed: it called sys.exit({exc.code!r})")
+            return tool_error(f"Tool {name!r} returned an invalid result")
+        except (Exception, SystemExit) as exc:
+            return tool_failure(name, exc, mask=self.mask_errors)
 
     def _result(self, entry: FunctionTool, value: Any) -> CallToolResult:
         # A declared outputSchema is a promise: "Servers MUST provide structured results
@@ -294,23 +266,6 @@ class ToolRegistry:
 
 
 _NO_STRUCTURED: Final = "the tool declares an outputSchema but returned no structured content"
-
-
-def _tool_errors(exc: BaseException) -> list[ToolError]:
-    """The ToolErrors an exception group holds, when it holds nothing else."""
-    inner = getattr(exc, "exceptions", None)  # (BaseExceptionGroup, also 3.10's backport)
-    if not isinstance(inner, tuple) or not inner:
-        return []
-    found: list[ToolError] = []
-    for error in inner:
-        if isinstance(error, ToolError):
-            found.append(error)
-        else:
-            nested = _tool_errors(error)
-            if not nested:
-                return []
-            found.extend(nested)
-    return found
 
 
 def _conform(validator: SchemaValidator, structured: Any) -> None:
@@ -369,7 +324,3 @@ def to_content(value: Any) -> list[ContentBlock]:
         return [TextContent(text=_JSON.encode(value).decode())]
     except (TypeError, ValueError) as exc:
         raise ResultError([("", f"the result cannot be encoded as JSON: {exc}")]) from exc
-
-
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(text=text)], is_error=True)
