@@ -136,6 +136,21 @@ async def test_a_client_is_entered_once_at_a_time() -> None:
         await client.ping()  # the connection it has is untouched
 
 
+async def test_closing_a_client_from_another_task_is_refused() -> None:
+    # The connection's task groups were left from the wrong task: a RuntimeError on
+    # asyncio, and on trio a corrupted cancel scope stack (TrioInternalError at the end).
+    async with connect_memory(LowLevelServer("x")) as client:
+
+        async def close() -> None:
+            with pytest.raises(LocalProtocolError, match="task that connected"):
+                await client.aclose()
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(close)
+            await client.ping()  # the connection it has is untouched
+
+
 async def test_a_closed_client_answers_nothing_from_its_cache() -> None:
     server = Server("cached", cache_ttl_ms=60_000)
     async with connect_memory(server) as client:

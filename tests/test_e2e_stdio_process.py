@@ -430,3 +430,61 @@ async def test_a_tool_and_its_children_read_end_of_file_not_the_protocol(
             tool = await client.call_tool("reads_stdin")
             assert tool.content[0].text == "''"  # type: ignore[union-attr]
             await client.ping()  # and the protocol's own input is intact
+
+
+ORPHANING: Final = textwrap.dedent(
+    """
+    import json, os, subprocess, sys
+    from pathlib import Path
+    # A process in a session of its own (out of the client's signals' reach) that holds
+    # our stdout open after we are gone.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    Path(sys.argv[1]).write_text(str(holder.pid))
+    info = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "orphaning", "version": "0"}}
+    for line in sys.stdin.buffer:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        if message["method"] == "initialize":
+            result = info
+        elif message["params"]["name"] == "crash":
+            os._exit(3)
+        else:  # the last answer, bigger than the pipe holds, then gone
+            result = {"content": [{"type": "text", "text": "x" * 200_000}]}
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        sys.stdout.buffer.write(json.dumps(answer).encode() + b"\\n")
+        sys.stdout.buffer.flush()
+        if message["method"] == "tools/call":
+            os._exit(0)
+    """
+)
+
+
+@pytest.mark.parametrize("ending", ["crash", "last answer"])
+async def test_a_server_gone_is_seen_though_a_process_it_started_holds_its_stdout(
+    tmp_path: Path, ending: str
+) -> None:
+    # The end of input waited for the holder: pending and new calls waited their timeout.
+    (tmp_path / "orphaning.py").write_text(ORPHANING)
+    pid_file = tmp_path / "holder.pid"
+    transport = StdioTransport(
+        sys.executable, [str(tmp_path / "orphaning.py"), str(pid_file)], stderr="devnull"
+    )
+    try:
+        with anyio.fail_after(15):
+            async with Client(transport, era="handshake", timeout=60) as client:
+                if ending == "crash":
+                    with pytest.raises(ConnectionClosedError):
+                        await client.call_tool("crash")
+                else:  # what the server wrote before it exited is still delivered
+                    result = await client.call_tool("last")
+                    assert result.content[0].text == "x" * 200_000  # type: ignore[union-attr]
+                with pytest.raises(ConnectionClosedError):
+                    await client.ping()
+    finally:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)

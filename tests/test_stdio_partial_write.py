@@ -125,3 +125,36 @@ async def test_blocking_mode_is_restored_when_stdin_and_stdout_are_one_terminal(
     finally:
         for fd in (controller, terminal, shared):
             os.close(fd)
+
+
+async def test_end_input_receives_what_is_in_the_pipe_then_end_of_file() -> None:
+    # The server process exited but a process it started holds the pipe's write end: a
+    # receive waited for data that would never come. (ProcessChannel calls end_input.)
+    data_r, data_w = os.pipe()
+    unused_r, unused_w = os.pipe()
+    channel = FdChannel(data_r, unused_w, owned=True)
+    received: list[bytes] = []
+
+    async def receive_all() -> None:
+        while True:
+            try:
+                frame = await channel.receive()
+            except anyio.EndOfStream:
+                received.append(b"<end of file>")
+                return
+            assert isinstance(frame, bytes)
+            received.append(frame)
+
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive_all)
+                os.write(data_w, NEXT + b"\n")
+                await anyio.wait_all_tasks_blocked()  # received; waiting for more
+                os.write(data_w, b"[1]\n" + b"x" * 30_000 + b"\n[2]\n")
+                channel.end_input()
+        assert received == [NEXT, b"[1]", b"x" * 30_000, b"[2]", b"<end of file>"]
+    finally:
+        await channel.aclose()
+        os.close(data_w)
+        os.close(unused_r)

@@ -80,6 +80,20 @@ class FdReader:
         finally:
             self._waiter = None
 
+    def read_nowait(self) -> bytes:
+        """What a cancelled read kept, or else a read that does not wait (``b""``: end of
+        file).
+
+        Raises:
+            BlockingIOError: there is nothing to read now.
+            OSError: the read failed.
+        """
+        kept = self._kept
+        if kept is not None:
+            self._kept = None
+            return kept
+        return os.read(self._fd, self._size)
+
     async def _read_trio(self) -> bytes:
         while True:
             await anyio.wait_readable(self._fd)

@@ -213,6 +213,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         self._max_concurrent = max_concurrent_requests
         self._limiter: anyio.Semaphore | None = None
         self._stack: contextlib.AsyncExitStack | None = None
+        self._owner: int | None = None  # the task that connected (the only one to close)
         self._endpoint: Endpoint | None = None
         self._init: InitializeResult | None = None
         self._modern: ModernServer | None = None
@@ -270,7 +271,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             except BaseException:
                 await stack.aclose()
                 raise
-            self._stack = stack
+            self._stack, self._owner = stack, anyio.get_current_task().id
             break
         return self
 
@@ -317,7 +318,15 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection (for stdio: the server is shut down and reaped)."""
+        """Close the connection (for stdio: the server is shut down and reaped).
+
+        Raises:
+            LocalProtocolError: called from a task other than the one that connected; the
+                connection stays open (its task groups can only be left from that task).
+        """
+        if self._stack is not None and anyio.get_current_task().id != self._owner:
+            # (Leaving them here: a RuntimeError on asyncio, a corrupted trio run.)
+            raise LocalProtocolError("close the client from the task that connected it")
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()

@@ -88,6 +88,7 @@ class FdChannel:
         self._finish_line_timeout = finish_line_timeout
         self._buffer = LineBuffer(limits.max_message_bytes)
         self._eof = False
+        self._ending = False  # the writer is gone: end of file once the pipe is empty
         #: Called once when the input reaches its end (the peer closed its side).
         self.on_eof: Callable[[], None] | None = None
         self._closed = False
@@ -139,14 +140,22 @@ class FdChannel:
             )
         while True:
             try:
-                if self._drained:
+                if not self._drained:
+                    chunk = os.read(self._read_fd, _CHUNK)
+                elif self._ending:
+                    chunk = self._reader.read_nowait()  # (after what a cancelled read kept)
+                else:
                     # The pipe was empty a moment ago: wait instead of a read bound to fail.
                     chunk = await self._reader.read()
-                else:
-                    chunk = os.read(self._read_fd, _CHUNK)
             except BlockingIOError:
+                if self._ending:
+                    return b""  # all the writer wrote has been read
                 self._drained = True
                 continue
+            except anyio.ClosedResourceError:
+                if self._ending and not self._closed:
+                    continue  # woken by end_input: read what is left without waiting
+                raise
             except OSError as exc:
                 if exc.errno == errno.EIO:  # terminal hung up
                     return b""
@@ -244,6 +253,18 @@ class FdChannel:
         if self._poll_write:
             anyio.notify_closing(self._write_fd)
         os.close(self._write_fd)
+
+    def end_input(self) -> None:
+        """The writer is gone (the server process exited), but the pipe may stay open: a
+        process it started can hold the write end for good. Receive what is in the pipe
+        now, then end of file (``anyio.EndOfStream``) instead of waiting for more; a
+        receive waiting for data wakes up."""
+        if self._ending or self._closed:
+            return
+        self._ending = True
+        self._reader.close()  # a read waiting on asyncio raises ClosedResourceError
+        if self._poll_read:
+            anyio.notify_closing(self._read_fd)  # and on trio (the descriptor stays open)
 
     async def aclose(self) -> None:
         """Stop using the descriptors: restore their blocking mode, or close them if owned."""

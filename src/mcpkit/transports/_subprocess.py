@@ -192,12 +192,16 @@ class ProcessChannel:
         return self
 
     async def _watch_exit(self, process: anyio.abc.Process) -> None:
-        """When the server exits by itself, end what it started in its session (its
-        process group): a child that inherited the server's stdout keeps the pipe open,
-        and the end of the server, and of its pending calls, would go unseen until the
-        calls' timeouts. SIGTERM, then SIGKILL after ``terminate_timeout``."""
+        """When the server exits by itself, its output ends with what is in the pipe: a
+        process it started that inherited its stdout keeps the pipe open, and the end of
+        the server, and of its pending calls, would go unseen until the calls' timeouts
+        (signals do not reach one in a session of its own). Then end what it started in
+        its session (its process group): SIGTERM, then SIGKILL after
+        ``terminate_timeout``."""
         with self._watching:
             await process.wait()
+            assert self._pipes is not None  # (watched on POSIX only, with our own pipes)
+            self._pipes.end_input()
             for sig in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
                 if not self._signal(process, sig):
                     return  # nothing is left of the session
