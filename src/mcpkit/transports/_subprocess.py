@@ -37,6 +37,9 @@ logger = logging.getLogger("mcpkit.transports.stdio")
 _CHUNK: Final = 256 * 1024
 _TAIL_LINES: Final = 20
 _TAIL_LINE_CHARS: Final = 500
+#: How long closing waits for the stderr pump to read what the server wrote before it
+#: exited (at once, unless a process it started in a session of its own holds stderr).
+_STDERR_DRAIN: Final = 1.0
 
 StderrMode = Literal["inherit", "capture", "devnull"]
 
@@ -132,6 +135,7 @@ class ProcessChannel:
         self._watching = anyio.CancelScope()  # the watch for the server's exit
         #: The last captured stderr lines (shortened), for :meth:`exit_reason`.
         self._stderr_tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        self._stderr_done = anyio.Event()  # the pump read stderr to its end
 
     def connect(self) -> contextlib.AbstractAsyncContextManager[ProcessChannel]:
         """Act as a transport: an unopened channel opens itself (so it can be handed to
@@ -216,6 +220,11 @@ class ProcessChannel:
         with anyio.CancelScope(shield=True):
             await self.aclose()
             if self._process is not None:
+                if self._process.stderr is not None:
+                    # Closing the pipe under the pump would cut off the server's last
+                    # lines (those that say why it failed): let it read them first.
+                    with anyio.move_on_after(_STDERR_DRAIN):
+                        await self._stderr_done.wait()
                 await self._process.aclose()  # closes the pipes; the process is reaped
         assert self._task_group is not None
         # The stderr pump ends on its own once the process (and its pipe) is gone.
@@ -242,8 +251,10 @@ class ProcessChannel:
                     pending.clear()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
-        if pending:
-            self._emit_stderr(bytes(pending))
+        finally:
+            if pending:
+                self._emit_stderr(bytes(pending))
+            self._stderr_done.set()
 
     def _emit_stderr(self, line: bytes) -> None:
         text = line.rstrip(b"\r").decode("utf-8", "replace")
