@@ -21,6 +21,19 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def needs_websocket_client(backend: str) -> None:
+    """Skip a test of the WebSocket client on trio under Python 3.10: websockets' trio
+    client came with websockets 17, which needs Python 3.11."""
+    if backend == "trio" and sys.version_info < (3, 11):
+        pytest.skip("websockets' trio client needs websockets >= 17, which needs Python 3.11+")
+
+
+@pytest.fixture
+def websocket_client(anyio_backend: str) -> None:
+    """:func:`needs_websocket_client` for ``@pytest.mark.usefixtures``."""
+    needs_websocket_client(anyio_backend)
+
+
 @pytest.fixture
 def echo_server_argv() -> list[str]:
     """The command that serves ``examples/echo.py`` over stdio with ``mcpkit run``."""

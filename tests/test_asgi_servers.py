@@ -21,6 +21,7 @@ from mcpkit.types import TextContent
 
 from ._http_testserver import build_server
 from ._mcphttp import JSON_HEADERS, RawSession, initialize, messages_of, request
+from .conftest import needs_websocket_client
 
 pytestmark = pytest.mark.anyio
 
@@ -124,8 +125,10 @@ async def test_streamable_http_under_hypercorn_on_trio(hypercorn_apps: dict[str,
 
 @pytest.mark.parametrize("transport", ["sse", "ws"])
 async def test_legacy_sse_and_websocket_under_hypercorn(
-    hypercorn_apps: dict[str, str], transport: str
+    hypercorn_apps: dict[str, str], transport: str, anyio_backend: str
 ) -> None:
+    if transport == "ws":
+        needs_websocket_client(anyio_backend)
     base = hypercorn_apps[transport]
     url = base + "/sse" if transport == "sse" else base.replace("http://", "ws://") + "/ws"
     with anyio.fail_after(TIMEOUT):

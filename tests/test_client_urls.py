@@ -171,6 +171,7 @@ async def test_expired_session_is_renewed_once_for_concurrent_calls() -> None:
             assert text(await client.call_tool("echo", {"text": "z"})) == "z"
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_websocket_url() -> None:
     app = WebSocketApp(build_server())
     with running_server(app) as http, anyio.fail_after(LIMIT):

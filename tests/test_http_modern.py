@@ -236,6 +236,20 @@ async def test_mcp_name_sentinel_is_decoded(http: RunningServer) -> None:
     assert response.json()["result"]["contents"][0]["text"] == "first"
 
 
+async def test_whitespace_around_mcp_header_values_is_not_part_of_them() -> None:
+    # RFC 9110 section 5.5: leading and trailing whitespace is not part of a field value.
+    # Called directly, not over a socket: uvicorn before 0.55 (the last for Python 3.10)
+    # passed trailing whitespace on; httpx's own client refuses to send it.
+    headers = headers_for("\ttools/call ", " echo\t")
+    content = body(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    transport = httpx.ASGITransport(app=build().streamable_http_app())
+    with anyio.fail_after(LIMIT):
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            response = await client.post("/mcp", content=content, headers=headers)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["content"] == [{"type": "text", "text": "hi"}]
+
+
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 async def test_get_and_delete_are_not_allowed(http: RunningServer, method: str) -> None:
     async with httpx.AsyncClient(timeout=LIMIT) as client:

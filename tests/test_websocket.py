@@ -61,6 +61,7 @@ def ws_url(server: RunningServer, path: str = "/ws") -> str:
 # --------------------------------------------------------------------------- sessions
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_full_session(everything: LowLevelServer) -> None:
     app = WebSocketApp(everything)
     closed = Closed()
@@ -107,6 +108,7 @@ async def test_full_session(everything: LowLevelServer) -> None:
     assert everything.sessions == set()
 
 
+@pytest.mark.usefixtures("websocket_client")
 @pytest.mark.parametrize("abrupt", [True, False], ids=["tcp-drop", "close-frame"])
 async def test_client_drop_mid_call_ends_the_session(abrupt: bool) -> None:
     started, cancelled = threading.Event(), threading.Event()
@@ -149,6 +151,7 @@ PROBES: Final = [
 ]
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_dns_rebinding_refused_before_the_handshake(everything: LowLevelServer) -> None:
     app = WebSocketApp(everything)
     closed = Closed()
@@ -190,6 +193,7 @@ async def test_subprotocol_rules(everything: LowLevelServer) -> None:
             assert (await socket.message())["id"] == 1
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_client_refuses_a_server_without_the_subprotocol() -> None:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":  # accepts, never selects "mcp"
@@ -207,6 +211,7 @@ async def test_client_refuses_a_server_without_the_subprotocol() -> None:
             pass
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_connection_cap(everything: LowLevelServer) -> None:
     app = WebSocketApp(everything, max_connections=1)
     closed = Closed()
@@ -271,6 +276,7 @@ async def test_connection_cap_counts_handshakes_in_progress(everything: LowLevel
     assert everything.sessions == set()
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_plain_http_and_paths(everything: LowLevelServer) -> None:
     with running_server(WebSocketApp(everything)) as server, anyio.fail_after(LIMIT):
         async with httpx.AsyncClient() as http:
@@ -293,6 +299,7 @@ async def test_plain_http_and_paths(everything: LowLevelServer) -> None:
 # --------------------------------------------------------------------------- frame rules
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_frame_rules(everything: LowLevelServer) -> None:
     limit = 1024
     exact = INITIALIZE + b" " * (limit - len(INITIALIZE))
@@ -323,6 +330,7 @@ async def test_frame_rules(everything: LowLevelServer) -> None:
         assert server.call(lambda: len(app.connections)) == 0
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_channel_send_after_close(everything: LowLevelServer) -> None:
     with running_server(WebSocketApp(everything)) as server, anyio.fail_after(LIMIT):
         channel = WebSocketTransport(ws_url(server)).connect()
@@ -336,6 +344,7 @@ async def test_channel_send_after_close(everything: LowLevelServer) -> None:
             await channel.receive()
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_client_against_a_closed_port() -> None:
     with running_server(WebSocketApp(LowLevelServer("x"))) as server:
         url = ws_url(server)
@@ -347,6 +356,7 @@ async def test_client_against_a_closed_port() -> None:
 # --------------------------------------------------------------------------- CLI, settings
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_cli_serves_websocket() -> None:
     argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py")]
     # --path given: without it the CLI announces /mcp while WebSocketApp serves /ws.
@@ -376,6 +386,19 @@ def test_missing_websockets_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setitem(sys.modules, "websockets", None)
     with pytest.raises(TransportError, match=r"pip install 'mcpkit\[ws\]'"):
         WebSocketTransport("ws://127.0.0.1:1/ws")
+
+
+def test_trio_without_the_trio_client_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # websockets 16 (the last release for Python 3.10) has no websockets.trio.
+    for name in ("websockets.trio", "websockets.trio.client"):
+        monkeypatch.setitem(sys.modules, name, None)
+
+    async def connect() -> None:
+        async with WebSocketTransport("ws://127.0.0.1:1/ws").connect():
+            pass
+
+    with pytest.raises(TransportError, match=r"on trio needs websockets >= 17"):
+        anyio.run(connect, backend="trio")
 
 
 def test_app_for_and_settings(everything: LowLevelServer) -> None:

@@ -38,6 +38,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_a_websocket_session_outlives_the_header_deadline(served: RunningServer) -> None:
     url = f"ws://127.0.0.1:{served.port}/ws"
     with anyio.fail_after(LIMIT):
@@ -86,6 +87,7 @@ def websocket_protocols() -> int:
     return count
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_a_closed_websocket_is_freed_before_the_header_deadline(
     slow_deadline: RunningServer,
 ) -> None:

@@ -134,6 +134,7 @@ def incompressible(size: int) -> bytes:
     return b'{"jsonrpc":"2.0","method":"x/y","params":{"p":"' + text + b'"}}'
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_a_large_message_on_a_slow_link_is_not_cut_off() -> None:
     # 2 MiB at about 3 MiB/s takes longer than close_timeout, which used to bound it.
     message = incompressible(2**21)
@@ -145,6 +146,7 @@ async def test_a_large_message_on_a_slow_link_is_not_cut_off() -> None:
                 await anyio.to_thread.run_sync(read_all.wait, abandon_on_cancel=True)
 
 
+@pytest.mark.usefixtures("websocket_client")
 async def test_a_server_that_reads_nothing_is_given_up_after_send_timeout() -> None:
     # 16 MiB: more than the client's socket buffer (4 MiB at most) and the server's hold.
     message = incompressible(16 * 2**20)

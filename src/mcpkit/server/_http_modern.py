@@ -147,8 +147,10 @@ def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Hea
     repeated = headers.duplicated & checked
     if repeated:
         return f"more than one {min(repeated).decode('ascii')} header"
+    # RFC 9110 section 5.5: whitespace around a value is not part of it; not every ASGI
+    # server strips it (uvicorn before 0.55 on httptools passed trailing whitespace on).
     mcp = {
-        name.decode("latin-1"): value.decode("latin-1")
+        name.decode("latin-1"): value.strip(b" \t").decode("latin-1")
         for name, value in headers.values.items()
         if name.startswith(b"mcp-")
     }

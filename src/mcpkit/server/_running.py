@@ -3,6 +3,7 @@ methods :class:`~mcpkit.server.LowLevelServer` mixes in)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -10,7 +11,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
@@ -82,6 +83,32 @@ def _on_sigint(hook: Callable[[], None] | None) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
+    """``anyio.run``, with Ctrl-C coming out as ``KeyboardInterrupt`` on every Python."""
+    if backend != "asyncio" or sys.version_info >= (3, 11):
+        anyio.run(func, backend=backend)
+        return
+    # Python 3.10: anyio's copy of asyncio.Runner cancels the main task on SIGINT, like
+    # 3.11's, but cannot turn its CancelledError back into KeyboardInterrupt (that takes
+    # Task.uncancel, 3.11+): note the interrupt on the way in and convert it here.
+    interrupted = False
+
+    def note() -> None:
+        nonlocal interrupted
+        interrupted = True
+
+    async def main() -> None:
+        with _on_sigint(note):  # (installed inside: the runner's handler is in place)
+            await func()
+
+    try:
+        anyio.run(main, backend=backend)
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
 
 
 class Running:
@@ -217,9 +244,7 @@ class Running:
             LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
         """
         if transport == "stdio":
-            anyio.run(
-                functools.partial(self.serve_stdio, exit_after=_STDIO_EXIT_AFTER), backend=backend
-            )
+            _run(functools.partial(self.serve_stdio, exit_after=_STDIO_EXIT_AFTER), backend)
             return
         if transport not in ("http", "sse", "ws"):
             raise LocalProtocolError(
@@ -227,4 +252,7 @@ class Running:
             )
         if backend != "asyncio":
             raise LocalProtocolError("the HTTP transports are served by uvicorn, on asyncio")
-        anyio.run(functools.partial(self.serve_http, transport, host=host, port=port, **options))
+        _run(
+            functools.partial(self.serve_http, transport, host=host, port=port, **options),
+            "asyncio",
+        )

@@ -2,7 +2,7 @@
 the ``websockets`` library.
 
 One JSON-RPC message per text frame, subprotocol ``mcp``. Runs on asyncio (websockets'
-asyncio client) and on trio (its trio client, websockets >= 16), picked from the running
+asyncio client) and on trio (its trio client, websockets >= 17), picked from the running
 event loop. ``websockets`` is imported only here, and only when a transport is created.
 """
 
@@ -136,6 +136,7 @@ class WebSocketChannel:
     async def __aenter__(self) -> WebSocketChannel:
         from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
         from websockets.typing import Origin, Subprotocol
+        from websockets.uri import parse_uri
 
         t = self._t
         if _on_asyncio():
@@ -143,10 +144,18 @@ class WebSocketChannel:
 
             factory: Any = asyncio_connect
         else:
-            from websockets.trio.client import connect as trio_connect
-
+            try:
+                from websockets.trio.client import connect as trio_connect
+            except ImportError as exc:
+                raise TransportError(
+                    "the WebSocket client on trio needs websockets >= 17 (Python 3.11+): "
+                    "pip install 'websockets>=17'"
+                ) from exc
             factory = trio_connect
         try:
+            # Parsed here, not left to connect(): websockets 16 parses only on entry,
+            # where a bad port's ValueError would escape as itself.
+            parse_uri(t.url)
             self._cm = factory(
                 t.url,
                 subprotocols=[Subprotocol(SUBPROTOCOL)],
