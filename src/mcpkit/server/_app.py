@@ -81,7 +81,10 @@ class Server(AppHandlers, LowLevelServer):
         page_size: items per page of every list result (default 100; ``None``: no paging).
         strict: validate tool arguments without coercion ("5" is not an int).
         mask_errors: report a failing tool as "failed" without the exception's message.
-        **options: passed to :class:`LowLevelServer` (limits, supported versions, ...).
+        **options: passed to :class:`LowLevelServer` (limits, supported versions, ...),
+            among them ``lifespan``: ``lifespan(server)`` returns an async context manager
+            entered once before serving begins and exited after it ends (once per HTTP
+            app, not per session); what it yields is ``ctx.lifespan`` in every handler.
     """
 
     def __init__(

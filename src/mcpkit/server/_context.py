@@ -125,6 +125,12 @@ class RequestContext(Asking):
         return await self.session.send_log(level, data, logger=logger)
 
     @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (``LowLevelServer(lifespan=...)``): the
+        database pool or HTTP client every request shares; ``None`` without a lifespan."""
+        return self.session.server.lifespan.state
+
+    @property
     def server(self) -> LowLevelServer:
         """The server handling this request."""
         return self.session.server

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 import msgspec
@@ -42,14 +42,12 @@ from ..types import (
 )
 from ._compat import tool_for, tool_result_for
 from ._context import RequestContext
+from ._lifespan import Lifespan, LifespanFunction
 from ._listen import serve_listen
 from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
 from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["LowLevelServer", "ToolHandler", "ToolResult"]
 
@@ -133,6 +131,8 @@ class LowLevelServer(Running):
             URI per subscription on average; past either, -32602.
         mask_errors: report a tool that raised (other than :class:`ToolError`) as
             "failed" without the exception's message; the traceback is logged either way.
+        lifespan: ``lifespan(server)``, an async context manager entered before the first
+            connection is served and exited after the last ended; yields ``ctx.lifespan``.
     """
 
     def __init__(
@@ -155,6 +155,7 @@ class LowLevelServer(Running):
         bus: NotificationBus | None = None,
         max_subscriptions: int = 1000,
         mask_errors: bool = False,
+        lifespan: LifespanFunction | None = None,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -169,6 +170,7 @@ class LowLevelServer(Running):
             raise LocalProtocolError("max_subscriptions must be at least 1")
         self.max_subscriptions = max_subscriptions
         self.mask_errors = mask_errors
+        self.lifespan = Lifespan(self, lifespan)
         self.info = Implementation(
             name=name, version=version, title=UNSET if title is None else title
         )

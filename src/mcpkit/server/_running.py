@@ -23,6 +23,7 @@ from ._session import ServerSession
 
 if TYPE_CHECKING:
     from ..transports import HttpServer
+    from ._lifespan import Lifespan
     from ._lowlevel import LowLevelServer
     from ._streamable import StreamableHTTPApp
 
@@ -117,6 +118,7 @@ class Running:
     if TYPE_CHECKING:
         limits: Limits
         sessions: set[ServerSession]
+        lifespan: Lifespan
 
     def end_subscriptions(self) -> None:
         """End every open ``subscriptions/listen`` stream gracefully (e.g. before shutting
@@ -127,13 +129,30 @@ class Running:
             session.end_listens()
 
     async def serve(self, channel: MessageChannel) -> None:
-        """Serve one connection over ``channel`` until the client closes it."""
-        session = ServerSession(cast("LowLevelServer", self), channel)
-        self.sessions.add(session)
+        """Serve one connection over ``channel`` until the client closes it.
+
+        The server's lifespan is entered before the first message is read (unless another
+        connection or an HTTP app of this server holds it already) and exited after the
+        connection ended, even when cancelled.
+
+        Raises:
+            Exception: the lifespan's startup failed (its own exception; the channel is
+                closed and nothing is served).
+        """
+        served = False
         try:
-            await session.run()
+            async with self.lifespan.hold():
+                served = True
+                session = ServerSession(cast("LowLevelServer", self), channel)
+                self.sessions.add(session)
+                try:
+                    await session.run()
+                finally:
+                    self.sessions.discard(session)
         finally:
-            self.sessions.discard(session)
+            if not served:
+                with anyio.CancelScope(shield=True):
+                    await channel.aclose()  # the client sees the connection end at once
 
     async def serve_stdio(self, *, exit_after: float | None = None) -> None:
         """Serve over this process's stdin/stdout until stdin closes or the parent exits.

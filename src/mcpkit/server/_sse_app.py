@@ -14,7 +14,8 @@ clients that still speak it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, quote
 
@@ -46,6 +47,7 @@ from ._asgi import (
     respond_error,
 )
 from ._asgi_sse import Sink, pump
+from ._lifespan import asgi_lifespan, started_or_refused
 from ._session import ServerSession
 from ._sse_session import LegacySession
 
@@ -148,20 +150,26 @@ class SSEApp:
         if kind == "http":
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan(receive, send)
+            await asgi_lifespan(self.lifespan, receive, send)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1008})
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        # Sessions live in their GET requests' tasks: nothing to start, only to end.
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
+    @asynccontextmanager
+    async def lifespan(self, _app: object = None) -> AsyncIterator[None]:
+        """The server's lifespan (``LowLevelServer(lifespan=...)``) for the duration, once
+        for the app's run (sessions live in their GET requests' tasks: nothing else to
+        start), and every session ended at its end; for frameworks that take a lifespan
+        (``Starlette(lifespan=app.lifespan)``). ASGI servers do this through the lifespan
+        protocol; without either, the first GET enters the server's lifespan.
+
+        Raises:
+            Exception: the server's lifespan failed to start (its own exception).
+        """
+        async with self.server.lifespan.hold():
+            try:
+                yield
+            finally:
                 self.close_all()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     @staticmethod
     def _route_path(scope: Scope) -> str:
@@ -240,6 +248,9 @@ class SSEApp:
                 "Not Acceptable: the Accept header must allow text/event-stream",
                 headers=cors,
             )
+            return
+        lifespan = self.server.lifespan
+        if not lifespan.running and not await started_or_refused(lifespan.pin, send):
             return
         if len(self.sessions) >= self.max_sessions:
             await respond_error(

@@ -40,6 +40,7 @@ from ._asgi import (
     respond_error,
 )
 from ._http_session import HttpSession, session_deadline
+from ._lifespan import asgi_lifespan, started_or_refused
 from ._streamable_post import PassedHeaders, PassedKey, PostRoutes
 from ._streamable_routes import ALLOW as _ALLOW
 
@@ -144,6 +145,8 @@ class StreamableHTTPApp(PostRoutes):
         self._starting: anyio.Event | None = None
         self._runner_done = anyio.Event()
         self._lifespans = 0
+        #: The start that failed (the server's lifespan raised) and why.
+        self._failed: tuple[anyio.Event, Exception] | None = None
 
     # -- running ----------------------------------------------------------------------
 
@@ -157,9 +160,13 @@ class StreamableHTTPApp(PostRoutes):
         Lifespans may overlap (one app served by two servers on one event loop, say on
         IPv4 and IPv6): the sessions end when the last one does.
 
+        The server's lifespan (``LowLevelServer(lifespan=...)``) is entered here, once
+        for the app's run, before the first session starts.
+
         Raises:
             LocalProtocolError: the app already runs on another event loop (serve one
                 app per thread).
+            Exception: the server's lifespan failed to start (its own exception).
         """
         self._lifespans += 1
         try:
@@ -199,6 +206,7 @@ class StreamableHTTPApp(PostRoutes):
 
         Raises:
             LocalProtocolError: it runs on another event loop.
+            Exception: the server's lifespan failed to start (its own exception).
         """
         if self._starting is not None:
             # (asyncio: one C call; the token only under trio, where _loop is None)
@@ -222,21 +230,33 @@ class StreamableHTTPApp(PostRoutes):
             # A fresh context: the request that happens to start it must not lend it
             # (and every session's timers) its context variables.
             contextvars.Context().run(spawn_background, lambda: self._run_sessions(started))
-        await self._starting.wait()
+        starting = self._starting
+        await starting.wait()
+        failed = self._failed
+        if failed is not None and failed[0] is starting:
+            raise failed[1]
         return self._running()
 
     async def _run_sessions(self, started: anyio.Event) -> None:
+        entered = False
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                tg.start_soon(self._sweep_forever)
-                started.set()
-                try:
-                    await anyio.sleep_forever()
-                finally:
-                    self.close_all()  # (while the group can still start their endings)
-        except Exception:  # a bug: logged, never a crash of the loop (a trio system task)
-            logger.exception("the Streamable HTTP app's background tasks failed")
+            # The server's lifespan around every session: once per run of the app (the
+            # sessions share what it yields), exited after the last session ended.
+            async with self.server.lifespan.hold():
+                entered = True
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    tg.start_soon(self._sweep_forever)
+                    started.set()
+                    try:
+                        await anyio.sleep_forever()
+                    finally:
+                        self.close_all()  # (while the group can still start their endings)
+        except Exception as exc:  # never a crash of the loop (a trio system task)
+            if entered:  # a bug
+                logger.exception("the Streamable HTTP app's background tasks failed")
+            else:  # raised to the waiting lifespan and requests, which log it
+                self._failed = (started, exc)
         finally:
             self._tg = self._starting = None
             started.set()  # (if it failed before starting: waiters see _running() fail)
@@ -281,20 +301,19 @@ class StreamableHTTPApp(PostRoutes):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            # Without an ASGI lifespan (mounted where none is forwarded) the first request
+            # enters the server's lifespan, and a failure is a 500, not a hang.
+            if (
+                self._tg is None
+                and not self.server.lifespan.running
+                and not await started_or_refused(self._ensure_runner, send)
+            ):
+                return
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan_protocol(receive, send)
+            await asgi_lifespan(self.lifespan, receive, send)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1008})
-
-    async def _lifespan_protocol(self, receive: Receive, send: Send) -> None:
-        message = await receive()
-        if message["type"] != "lifespan.startup":
-            return
-        async with self.lifespan():
-            await send({"type": "lifespan.startup.complete"})
-            message = await receive()  # lifespan.shutdown
-        await send({"type": "lifespan.shutdown.complete"})
 
     def _matches(self, scope: Scope) -> bool:
         path: str = scope.get("path", "")

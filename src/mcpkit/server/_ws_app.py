@@ -28,6 +28,7 @@ from ._asgi import (
     error_body,
     respond_error,
 )
+from ._lifespan import asgi_lifespan
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -189,14 +190,8 @@ class WebSocketApp:
         elif kind == "http":
             await self._http(scope, send)
         elif kind == "lifespan":
-            # Connections live in their own tasks: nothing to start or stop.
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            # Connections live in their own tasks: only the server's lifespan to hold.
+            await asgi_lifespan(self.server.lifespan.hold, receive, send)
 
     def _matches(self, scope: Scope) -> bool:
         path: str = scope.get("path", "")
@@ -224,7 +219,9 @@ class WebSocketApp:
         it, else with ``websocket.close`` before accepting (the server answers 403)."""
         logger.info("WebSocket handshake refused (%d): %s", status, reason)
         if _HTTP_RESPONSE_EXT in scope.get("extensions", {}):
-            code = ErrorCode.SERVER_BUSY if status == 503 else ErrorCode.INVALID_REQUEST
+            code = {503: ErrorCode.SERVER_BUSY, 500: ErrorCode.INTERNAL_ERROR}.get(
+                status, ErrorCode.INVALID_REQUEST
+            )
             body = error_body(code, reason)
             await send(
                 {
@@ -259,6 +256,13 @@ class WebSocketApp:
         if message["type"] != "websocket.connect":
             return  # the client left before the handshake
         refusal = self._check_handshake(scope)
+        if refusal is None and not self.server.lifespan.running:
+            # No ASGI lifespan reached the app: the first connection enters the server's.
+            try:
+                await self.server.lifespan.pin()
+            except Exception:
+                logger.exception("the server's lifespan failed to start: refusing with 500")
+                refusal = 500, "Internal Server Error: the server failed to start"
         if refusal is not None:
             await self._refuse(scope, send, *refusal)
             return

@@ -273,6 +273,11 @@ class HttpServer:
         self._server.should_exit = True
 
 
+def _startup_failed(server: Any) -> bool:
+    """Whether uvicorn gave up because the app's lifespan startup failed."""
+    return bool(getattr(getattr(server, "lifespan", None), "should_exit", False))
+
+
 async def serve_http(
     app: Callable[..., Awaitable[None]],
     *,
@@ -319,7 +324,8 @@ async def serve_http(
 
     Raises:
         OSError: the address cannot be bound.
-        mcpkit.exceptions.TransportError: uvicorn is not installed.
+        mcpkit.exceptions.TransportError: uvicorn is not installed, or the app's lifespan
+            startup failed.
     """
     try:
         import uvicorn
@@ -388,6 +394,18 @@ async def serve_http(
             # The socket already listens: connections wait in its backlog until uvicorn
             # (after the app's lifespan startup) accepts them.
             ready(HttpServer(server, host, sock.getsockname()[1], limit_concurrency))
-        await server.serve(sockets=[sock])
+        try:
+            await server.serve(sockets=[sock])
+        except SystemExit:  # newer uvicorns exit the process when the startup fails
+            if server.started or not _startup_failed(server):
+                raise
+        if not server.started and _startup_failed(server):
+            # A library call must not exit the process (older uvicorns return silently).
+            from ..exceptions import TransportError
+
+            raise TransportError(
+                "the application's lifespan startup failed, so the server did not start "
+                "(the log says why)"
+            )
     finally:
         sock.close()
