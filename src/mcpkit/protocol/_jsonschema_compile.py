@@ -19,7 +19,7 @@ from urllib.parse import unquote, urljoin
 from ..exceptions import LocalProtocolError
 from . import _jsonschema_checks as c
 from ._jsonschema_dialect import dialect_of
-from ._jsonschema_regex import python_pattern
+from ._jsonschema_regex import UnsafePattern, python_pattern
 from ._jsonschema_runtime import (
     Check,
     Node,
@@ -35,6 +35,7 @@ __all__ = ["compile_document"]
 
 _MAX_SCHEMA_DEPTH = 128  # nesting of the schema document itself (compiling recurses)
 _MAX_PATTERN = 1_000
+_PEER_TEXT = 8_192  # longest text a peer's pattern is run on (search is quadratic)
 _TYPES = {"null", "boolean", "object", "array", "number", "string", "integer"}
 _UNSUPPORTED = {
     "unevaluatedProperties": "'unevaluatedProperties' is not supported; use additionalProperties",
@@ -42,13 +43,10 @@ _UNSUPPORTED = {
     "$dynamicRef": "'$dynamicRef' is not supported; use $ref",
     "$recursiveRef": "'$recursiveRef' is not supported; use $ref",
 }
-_APPLICATORS = frozenset(
-    {
-        "$ref", "properties", "patternProperties", "additionalProperties", "propertyNames",
-        "dependentSchemas", "dependencies", "items", "prefixItems", "additionalItems",
-        "contains", "allOf", "anyOf", "oneOf", "not", "if",
-    }
-)  # fmt: skip
+_APPLICATORS = frozenset({
+    "$ref", "properties", "patternProperties", "additionalProperties", "propertyNames",
+    "dependentSchemas", "dependencies", "items", "prefixItems", "additionalItems",
+    "contains", "allOf", "anyOf", "oneOf", "not", "if"})  # fmt: skip
 _SIZES = (
     ("minLength", True, str, ("character", "characters")),
     ("maxLength", False, str, ("character", "characters")),
@@ -253,10 +251,10 @@ class _Compiler:
             if keyword in schema:
                 limit = self.count(schema, keyword, loc)
                 checks[bucket].append(c.size_check(limit, at_least, keyword, nouns))
-        if "pattern" in schema:
-            checks[str].append(
-                c.pattern_check(self.regex(schema["pattern"], loc), schema["pattern"])
-            )
+        if "pattern" in schema:  # a peer's unsafe one goes unchecked (the schema is kept)
+            with contextlib.suppress(UnsafePattern):
+                regex, peer = self.regex(schema["pattern"], loc), self.untrusted
+                checks[str].append(c.pattern_check(regex, schema["pattern"], _PEER_TEXT * peer))
         if "format" in schema:
             if not isinstance(get("format"), str):
                 raise self.fail(loc, "'format' must be a string")
@@ -282,10 +280,13 @@ class _Compiler:
     def object_keywords(self, schema: Mapping[str, Any], loc: str, obj: list[Check]) -> None:
         get = schema.get
         props = self.subschemas(schema, "properties", loc)
-        patterns = [
-            (self.regex(source, loc), node)
-            for source, node in self.subschemas(schema, "patternProperties", loc).items()
-        ]
+        try:
+            patterns = [
+                (self.regex(source, loc), node)
+                for source, node in self.subschemas(schema, "patternProperties", loc).items()
+            ]
+        except UnsafePattern as exc:  # (which properties a subschema applies to: needed)
+            raise self.fail(loc, f"a patternProperties pattern from a peer: {exc}") from None
         additional = None
         if "additionalProperties" in schema:
             additional = self.node(get("additionalProperties"), f"{loc}/additionalProperties")
@@ -393,5 +394,7 @@ class _Compiler:
             raise self.fail(loc, f"a pattern must be a string of at most {_MAX_PATTERN} chars")
         try:
             return re.compile(python_pattern(source, refuse_nested=self.untrusted))
+        except UnsafePattern:
+            raise  # (the caller decides what a peer's unsafe pattern means)
         except (re.error, ValueError, OverflowError) as exc:
             raise self.fail(loc, f"invalid pattern {source!r} ({exc})") from None

@@ -12,17 +12,27 @@ that a pattern meant to keep out:
   ECMA-262 syntax Python spells otherwise;
 * an unescaped ``[`` inside a class is literal in ECMA-262 (Python warns of set syntax).
 
-Python's engine backtracks, and cannot be given a time limit: a repetition inside a
-repetition (``(a+)+``, ``(\\w+\\s?)*``) can take exponential time on a crafted string.
-Patterns from a peer (an ``outputSchema`` a client checks) are refused when their
-repetitions nest (see :func:`python_pattern`).
+Python's engine backtracks, and cannot be given a time limit: a repeated group
+(``(a+)+``, ``(a|aa)+``) can take exponential time on a crafted string, and two long
+repetitions that can match the same text take polynomial time (``a*a*b``: 6 s on 4,096
+characters). Patterns from a peer (an ``outputSchema`` a client checks, against text from
+that same peer) are refused unless they hold at most one long repetition (``*``, ``+``, or
+a bound over 16) and repeat no group (see :func:`python_pattern`, :class:`UnsafePattern`).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["python_pattern"]
+__all__ = ["UnsafePattern", "python_pattern"]
+
+
+class UnsafePattern(ValueError):
+    """A peer's pattern that Python's backtracking engine could take too long on."""
+
+
+#: A repetition allowing more than this many occurrences counts as long.
+_LONG: Final = 16
 
 _DOT: Final = "[^\\n\\r\\u2028\\u2029]"
 _OUTSIDE: Final = {"d": "[0-9]", "D": "[^0-9]", "w": "[a-zA-Z0-9_]", "W": "[^a-zA-Z0-9_]"}
@@ -67,12 +77,13 @@ def _char_class(source: str, i: int) -> tuple[str, int]:
     return "[" + ("^" if negated else "") + "".join(body) + "]", j + 1
 
 
-def _quantifier(source: str, i: int) -> tuple[str, int, bool] | None:
-    """The quantifier at ``source[i]``, where it ends, and whether it repeats (allows more
-    than one); ``None`` when there is none (a ``{`` that is not one is a literal)."""
+def _quantifier(source: str, i: int) -> tuple[str, int, bool, bool] | None:
+    """The quantifier at ``source[i]``, where it ends, whether it repeats (allows more
+    than one) and whether it is long (allows more than ``_LONG``); ``None`` when there is
+    none (a ``{`` that is not one is a literal)."""
     char = source[i]
     if char in "*+?":
-        end, repeats = i + 1, char != "?"
+        end, repeats, long = i + 1, char != "?", char != "?"
     elif char == "{":
         close = source.find("}", i)
         inner = source[i + 1 : close] if close > 0 else ""
@@ -80,42 +91,52 @@ def _quantifier(source: str, i: int) -> tuple[str, int, bool] | None:
         if not low.isdigit() or not (high.isdigit() or high == "") or (high and not comma):
             return None
         end = close + 1
-        repeats = (bool(comma) and (high == "" or int(high) > 1)) or (not comma and int(low) > 1)
+        most = int(low) if not comma else (None if high == "" else int(high))
+        repeats = most is None or most > 1
+        long = most is None or most > _LONG
     else:
         return None
     if source.startswith("?", end):  # lazy
         end += 1
-    return source[i:end], end, repeats
+    return source[i:end], end, repeats, long
 
 
 def python_pattern(source: str, *, refuse_nested: bool = False) -> str:
     """The Python :mod:`re` source matching what the ECMA-262 ``source`` matches.
 
     Raises:
-        ValueError: the pattern is malformed, or (``refuse_nested``) a repetition applies
-            to a group that itself holds one.
+        UnsafePattern: (``refuse_nested``, for a peer's pattern) a repetition applies to a
+            group, or the pattern holds more than one long repetition.
+        ValueError: the pattern is malformed.
     """
     out: list[str] = []
-    # Per open group: does it hold a repetition? The last atom: was it a group holding one?
+    # Per open group: does it hold a repetition? The last atom: was it a group?
     holds = [False]
-    last_group_repeats = False
+    last_is_group = False
+    long_ones = 0
     i = 0
     while i < len(source):
         char = source[i]
         quantified = _quantifier(source, i) if out else None
         if quantified is not None:
-            text, i, repeats = quantified
+            text, i, repeats, long = quantified
             if repeats:
-                if last_group_repeats and refuse_nested:
-                    raise ValueError(
-                        "a repetition of a group that holds a repetition can take exponential "
-                        "time on Python's regular expressions (ReDoS); rewrite it without"
+                if last_is_group and refuse_nested:
+                    raise UnsafePattern(
+                        "a repeated group can take exponential time on Python's regular "
+                        "expressions (ReDoS)"
                     )
                 holds[-1] = True
+            long_ones += long
+            if long_ones > 1 and refuse_nested:
+                raise UnsafePattern(
+                    "two long repetitions can take polynomial time on Python's regular "
+                    "expressions (ReDoS)"
+                )
             out.append(text)
-            last_group_repeats = False
+            last_is_group = False
             continue
-        last_group_repeats = False
+        last_is_group = False
         if char == "\\":
             text, i = _escape(source, i, inside=False)
         elif char == "[":
@@ -133,7 +154,7 @@ def python_pattern(source: str, *, refuse_nested: bool = False) -> str:
                 raise ValueError("an unbalanced ')'")
             inner = holds.pop()
             holds[-1] = holds[-1] or inner
-            last_group_repeats = inner
+            last_is_group = True
             text, i = ")", i + 1
         elif char == "$":
             text, i = "\\Z", i + 1

@@ -94,11 +94,22 @@ def size_check(limit: int, at_least: bool, keyword: str, nouns: tuple[str, str])
 # -- strings --------------------------------------------------------------------------------
 
 
-def pattern_check(regex: re.Pattern[str], source: str) -> Check:
-    """``pattern``: a Python ``re`` search, unanchored like ECMA-262 ``RegExp.test``."""
+def pattern_check(regex: re.Pattern[str], source: str, longest: int = 0) -> Check:
+    """``pattern``: a Python ``re`` search, unanchored like ECMA-262 ``RegExp.test``;
+    ``longest`` (0: no bound): a longer string fails unsearched (for a peer's pattern: even
+    one repetition searches in quadratic time, 250 s on a million characters)."""
     shown = show(source)
 
     def check(inst: Any, path: Path, ctx: Ctx) -> bool:
+        if longest and len(inst) > longest:
+            if ctx.collect:
+                ctx.add(
+                    path,
+                    "pattern",
+                    f"{field(path)} is too long ({len(inst)} characters) to be checked "
+                    f"against the pattern {shown} (at most {longest})",
+                )
+            return False
         if regex.search(inst) is not None:
             return True
         if ctx.collect:
