@@ -256,9 +256,9 @@ class WebSocketChannel:
         self._closed = True
         with anyio.CancelScope(shield=True), anyio.move_on_after(self._t.close_timeout + 1):
             if _on_asyncio():
-                await ws.close(code, reason)  # type: ignore[union-attr]
+                await ws.close(code, reason)  # type: ignore[union-attr, unused-ignore]
             else:
-                await ws.aclose(code, reason)  # type: ignore[union-attr]
+                await ws.aclose(code, reason)  # type: ignore[union-attr, unused-ignore]
 
     async def aclose(self) -> None:
         """Close the connection (the closing handshake is bounded by ``close_timeout``)."""
