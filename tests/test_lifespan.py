@@ -26,6 +26,7 @@ from mcpkit.types import CallToolResult, TextContent, Tool
 
 from ._httpserver import running_server
 from ._mcphttp import RawSession
+from .conftest import needs_websocket_client
 
 pytestmark = pytest.mark.anyio
 
@@ -239,7 +240,9 @@ async def test_streamable_http_enters_it_once_for_every_session() -> None:
 
 
 @pytest.mark.parametrize("kind", ["sse", "ws"])
-async def test_legacy_sse_and_websocket_apps_enter_it_once(kind: str) -> None:
+async def test_legacy_sse_and_websocket_apps_enter_it_once(kind: str, anyio_backend: str) -> None:
+    if kind == "ws":
+        needs_websocket_client(anyio_backend)
     events: list[str] = []
     server = recording_server(events)
     app = SSEApp(server) if kind == "sse" else WebSocketApp(server)
