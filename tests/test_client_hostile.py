@@ -241,3 +241,44 @@ async def test_a_callback_flood_logs_once_with_a_count(caplog: pytest.LogCapture
     warnings = [r.getMessage() for r in caplog.records if "callbacks" in r.getMessage()]
     assert len(warnings) <= 2, warnings[:3]
     assert any(str(3000 - calls) in warning for warning in warnings), warnings
+
+
+async def test_invalid_notifications_are_logged_within_a_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One warning each: a server sending invalid notifications wrote 195,000 lines in 11 s.
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "server/discover":
+            return discover_result()
+        for n in range(300):
+            await fake.notify("notifications/message", {"level": "bogus", "data": n})
+        return tool_result("done")
+
+    with caplog.at_level(logging.WARNING, logger="mcpkit.client"), anyio.fail_after(10):
+        async with fake_client(handle) as (client, _):
+            await client.call_tool("done")  # returns once the callbacks caught up
+    lines = [r for r in caplog.records if "invalid notifications/message" in r.getMessage()]
+    assert 20 <= len(lines) < 40
+
+
+async def test_notifications_before_a_listen_acknowledgement_are_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def handle(fake: FakeServer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "server/discover":
+            return discover_result()
+        meta = {"io.modelcontextprotocol/subscriptionId": fake.calls(method)[-1]["id"]}
+        for n in range(300):
+            await fake.notify("notifications/tools/list_changed", {"_meta": meta, "n": n})
+        ack = {"_meta": meta, "notifications": params["notifications"]}
+        await fake.notify("notifications/subscriptions/acknowledged", ack)
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    with caplog.at_level(logging.WARNING, logger="mcpkit.client"), anyio.fail_after(10):
+        async with fake_client(handle) as (client, _), client.listen(tools=True) as stream:
+            async for note in stream:
+                if note.params["n"] == 299:
+                    break
+    early = [r for r in caplog.records if "before its acknowledgement" in r.getMessage()]
+    assert len(early) == 1

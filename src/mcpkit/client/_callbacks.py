@@ -9,13 +9,14 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..aio import InboundRequest
+from ..aio._lograte import PeerLogLimiter
 from ..exceptions import RPCError
 from ..types import (
     V2025_06_18,
@@ -140,6 +141,9 @@ class ClientHandlers:
     on_resource_updated: Callable[[str], Awaitable[None] | None] | None = None
     on_list_changed: Callable[[str], Awaitable[None] | None] | None = None
     on_elicitation_complete: Callable[[str], Awaitable[None] | None] | None = None
+    #: Warnings about the server's invalid notifications, within a bound (a flood of them
+    #: wrote 195,000 lines in 11 s).
+    _peer_log: PeerLogLimiter = field(default_factory=PeerLogLimiter, repr=False, compare=False)
 
     def capabilities(self, base: ClientCapabilities | None = None) -> ClientCapabilities:
         """The capabilities these handlers support, merged into ``base`` (explicit wins)."""
@@ -235,7 +239,9 @@ class ClientHandlers:
             else:
                 logger.debug("notification %r from the server ignored", method)
         except msgspec.ValidationError as exc:
-            logger.warning("invalid %s from the server dropped: %s", method, exc)
+            self._peer_log.log(
+                logger, logging.WARNING, "invalid %s from the server dropped: %s", method, exc
+            )
 
 
 def capabilities_for(version: str, caps: ClientCapabilities) -> ClientCapabilities:

@@ -130,6 +130,7 @@ class ListenStream:
         self._ended = False
         self._wakeup = anyio.Event()
         self.acknowledged = anyio.Event()
+        self._early = False  # a notification came before the acknowledgement (said once)
 
     # -- fed by the client ----------------------------------------------------------------
 
@@ -144,8 +145,10 @@ class ListenStream:
                 return
             self.acknowledged.set()
             return
-        if not self.acknowledged.is_set():
-            # subscriptions.mdx: the acknowledgement comes first; tolerate, but say so.
+        if not self.acknowledged.is_set() and not self._early:
+            # subscriptions.mdx: the acknowledgement comes first; tolerate, but say so
+            # (once per stream: a server flooding before it wrote 235,000 lines in 5 s).
+            self._early = True
             logger.warning("a listen notification arrived before its acknowledgement")
         if not _asked_for(self._wanted, method, params):
             # Not the stream's to deliver (the client's callbacks still get it).

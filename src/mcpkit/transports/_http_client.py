@@ -25,6 +25,7 @@ import anyio
 import anyio.abc
 
 from ..aio import DeliveryFailed
+from ..aio._lograte import PeerLogLimiter
 from ..exceptions import (
     LocalProtocolError,
     MessageNotDelivered,
@@ -162,6 +163,7 @@ class StreamableHTTPChannel(Exchanges):
         self._stateless_ids: set[RequestId] = set()
         self._calls: dict[RequestId, anyio.CancelScope] = {}
         self._listening: anyio.CancelScope | None = None
+        self._peer_log = PeerLogLimiter()  # the server's mistakes, logged within a bound
         #: The server forgot our session (404 on any exchange, the GET streams included):
         #: until a new ``initialize`` answers, messages fail with SessionExpiredError
         #: instead of going out without a session (which the server refuses with 400).

@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 
 from ..aio import DeliveryFailed
+from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, SessionExpiredError
 from ..protocol import SSEParser, media_type, valid_session_id
 from ..types import V2025_03_26, RequestId
@@ -82,6 +83,7 @@ class Exchanges:
         _stateless_ids: set[RequestId]
         _calls: dict[RequestId, anyio.CancelScope]
         _listening: anyio.CancelScope | None
+        _peer_log: PeerLogLimiter
         _session_lost: bool
         _long: httpx.Timeout
 
@@ -263,5 +265,10 @@ class Exchanges:
         try:
             await self._deliver(data, None)
         except RemoteProtocolError as exc:
-            logger.warning("ignoring an invalid message on the standalone stream: %s", exc)
+            self._peer_log.log(
+                logger,
+                logging.WARNING,
+                "ignoring an invalid message on the standalone stream: %s",
+                exc,
+            )
         return False

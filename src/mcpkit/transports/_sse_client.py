@@ -23,6 +23,7 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
 from ._http_client_messages import check_url, describe_http_error
@@ -127,6 +128,7 @@ class SSEChannel:
         self._in_receive: MemoryObjectReceiveStream[bytes]
         self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](_INBOUND_BUFFER)
         self._ready = anyio.Event()  # the endpoint is known, or it never will be
+        self._peer_log = PeerLogLimiter()  # the server's mistakes, logged within a bound
         self._failure: TransportError | None = None
         self._reader_done = anyio.Event()
         self._reading = False
@@ -242,7 +244,9 @@ class SSEChannel:
         """Handle one event; returns False to stop reading."""
         if event.event == "endpoint":
             if self.endpoint_url is not None:
-                logger.warning("ignoring a second endpoint event from %s", self._t.url)
+                self._peer_log.log(
+                    logger, logging.WARNING, "ignoring a second endpoint event from %s", self._t.url
+                )
                 return True
             try:
                 self.endpoint_url = self._resolve_endpoint(event.data)
