@@ -8,6 +8,7 @@ app's own session cap (with its clear answer) to be reached first."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 from collections.abc import Iterator
@@ -165,3 +166,30 @@ def test_the_connection_limit_leaves_room_for_the_apps_own_cap(make: object, exp
 def test_an_explicit_connection_limit_is_kept() -> None:
     with running_server(StreamableHTTPApp(SERVER), limit_concurrency=50) as http:
         assert http.http.limit_concurrency == 50
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+async def test_uvicorns_warning_about_each_malformed_request_is_bounded() -> None:
+    # uvicorn logs one WARNING per request it cannot parse: 5,600 lines/s from one client.
+    # (One runner for every app: the filter is the process's, on uvicorn's logger.)
+    collect = _Collect()
+    error_log = logging.getLogger("uvicorn.error")
+    with running_server(StreamableHTTPApp(SERVER)) as server, anyio.fail_after(LIMIT):
+        error_log.addHandler(collect)  # (once uvicorn configured its logging: it resets it)
+        try:
+            for _ in range(200):
+                async with await anyio.connect_tcp("127.0.0.1", server.port) as stream:
+                    await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
+                    await read_all(stream)
+        finally:
+            error_log.removeHandler(collect)
+    invalid = [line for line in collect.lines if line.startswith("Invalid HTTP request")]
+    assert 1 <= len(invalid) < 40, len(invalid)

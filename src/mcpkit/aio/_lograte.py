@@ -40,18 +40,26 @@ class PeerLogLimiter:
         A line let through after some were held back ends with how many."""
         if not logger.isEnabledFor(level):
             return  # nothing would be written: nothing to limit
+        held = self.admit()
+        if held is None:
+            return
+        if held:
+            message += " (%d similar lines suppressed before this one)"
+            args = (*args, held)
+        logger.log(level, message, *args)
+
+    def admit(self) -> int | None:
+        """Take one line's allowance: ``None`` if there is none (the line is counted as
+        held back), else how many were held back since the last line let through."""
         now = time.monotonic()
         self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
         self._stamp = now
         if self._tokens < 1.0:
             self._suppressed += 1
-            return
+            return None
         self._tokens -= 1.0
-        if self._suppressed:
-            message += " (%d similar lines suppressed before this one)"
-            args = (*args, self._suppressed)
-            self._suppressed = 0
-        logger.log(level, message, *args)
+        held, self._suppressed = self._suppressed, 0
+        return held
 
     def rejected(self, logger: logging.Logger, event: MessageRejected) -> None:
         """Log why a message was refused: an expected race (a late answer, a cancel for a

@@ -19,6 +19,13 @@ from typing import Any, cast
 
 from ..protocol import encode_error
 from ..types import ErrorCode
+from ._uvicorn_support import (
+    HttpServer,
+    app_limit,
+    bound_invalid_request_logs,
+    raise_open_files,
+    startup_failed,
+)
 
 __all__ = ["HttpServer", "serve_http"]
 
@@ -223,61 +230,6 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
     return DeadlineProtocol
 
 
-def _app_limit(app: object, name: str) -> int | None:
-    value = getattr(app, name, None)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _raise_open_files(wanted: int) -> None:
-    """Raise the soft open-file limit towards ``wanted`` (within the hard limit): each
-    connection takes a file descriptor, and a common soft limit is 1,024."""
-    try:
-        import resource
-    except ImportError:  # not on this platform
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft >= wanted:
-        return
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    if target > soft:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            logger.debug("could not raise the open-file limit to %d", target)
-
-
-class HttpServer:
-    """A running uvicorn server (see :func:`serve_http`).
-
-    Attributes:
-        host: the address it listens on.
-        port: the port it listens on (the real one when 0 was asked for).
-        limit_concurrency: the most connections and tasks it serves at once.
-    """
-
-    def __init__(
-        self, server: Any, host: str, port: int, limit_concurrency: int | None = None
-    ) -> None:
-        self._server = server
-        self.host = host
-        self.port = port
-        self.limit_concurrency = limit_concurrency
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    def stop(self) -> None:
-        """Ask the server to shut down (it stops accepting, then finishes)."""
-        self._server.should_exit = True
-
-
-def _startup_failed(server: Any) -> bool:
-    """Whether uvicorn gave up because the app's lifespan startup failed."""
-    return bool(getattr(getattr(server, "lifespan", None), "should_exit", False))
-
-
 async def serve_http(
     app: Callable[..., Awaitable[None]],
     *,
@@ -355,15 +307,15 @@ async def serve_http(
     if ws_max_size is None:
         # The app's limit: uvicorn's own default (16 MiB) would buffer a frame announced
         # over it whole before the app could refuse it (RFC 6455 section 7.4.1, 1009).
-        own = _app_limit(app, "max_message_bytes")
+        own = app_limit(app, "max_message_bytes")
         ws_max_size = own + 1024 if own is not None else 16 * 1024 * 1024
     if max_header_bytes is None:
-        own = _app_limit(app, "max_header_bytes")
+        own = app_limit(app, "max_header_bytes")
         max_header_bytes = (own if own is not None else 16 * 1024) + 8 * 1024
     if limit_concurrency is None:
-        cap = _app_limit(app, "max_sessions") or _app_limit(app, "max_connections") or 0
+        cap = app_limit(app, "max_sessions") or app_limit(app, "max_connections") or 0
         limit_concurrency = max(1000, 2 * cap + 64)
-        _raise_open_files(limit_concurrency + 64)
+        raise_open_files(limit_concurrency + 64)
     config = uvicorn.Config(
         app,
         http=_protocol_class(header_timeout, max_header_bytes),
@@ -378,6 +330,7 @@ async def serve_http(
         h11_max_incomplete_event_size=16 * 1024,
         timeout_graceful_shutdown=5,
     )
+    bound_invalid_request_logs()  # (after Config: it configures uvicorn's logging)
 
     class _Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -397,9 +350,9 @@ async def serve_http(
         try:
             await server.serve(sockets=[sock])
         except SystemExit:  # newer uvicorns exit the process when the startup fails
-            if server.started or not _startup_failed(server):
+            if server.started or not startup_failed(server):
                 raise
-        if not server.started and _startup_failed(server):
+        if not server.started and startup_failed(server):
             # A library call must not exit the process (older uvicorns return silently).
             from ..exceptions import TransportError
 
