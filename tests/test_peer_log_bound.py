@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 
 import anyio
 import pytest
@@ -29,7 +30,7 @@ def _held_back(records: list[logging.LogRecord]) -> int:
 
 
 async def test_a_flood_of_bad_messages_is_answered_in_full_and_logged_in_bounds(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.WARNING, logger="mcpkit.aio")
     async with wire_to(LowLevelServer("s")) as wire:
@@ -38,12 +39,28 @@ async def test_a_flood_of_bad_messages_is_answered_in_full_and_logged_in_bounds(
             answer = await wire.read()  # every one is still answered, with its id
             assert (answer["id"], answer["error"]["code"]) == (n, -32600)
         assert "result" in await wire.call("after", "ping")  # and the connection goes on
-    warnings = [r for r in caplog.records if r.name == "mcpkit.aio"]
-    about = [r for r in warnings if "method must be a string" in r.getMessage()]
-    assert 20 <= len(about) < 40  # the burst, and no more than the refill of the test's time
-    # Nothing is lost from the count: the lines let through and those held back (said by
-    # the connection's end at the latest) add up to every bad message.
-    assert len(about) + _held_back(warnings) == BAD_LINES
+        warnings = [r for r in caplog.records if r.name == "mcpkit.aio"]
+        assert 20 <= len(warnings) < 40  # the burst, and no more than the refill meanwhile
+        # Nothing is lost from the count: the next line let through gives it.
+        later = time.monotonic() + 5
+        monkeypatch.setattr("mcpkit.aio._lograte.time.monotonic", lambda: later)
+        await wire.channel.send(b'{"jsonrpc": "2.0", "id": "last", "method": 7}')
+        assert (await wire.read())["id"] == "last"
+    about = [r for r in caplog.records if "method must be a string" in r.getMessage()]
+    assert len(about) + _held_back(about) == BAD_LINES + 1
+
+
+async def test_a_servers_connections_share_one_bound(caplog: pytest.LogCaptureFixture) -> None:
+    # Each connection had a burst of its own: a client opening connections in a loop (25
+    # bad frames each) wrote 10,600 lines a second.
+    caplog.set_level(logging.WARNING, logger="mcpkit.aio")
+    server = LowLevelServer("s")
+    for _ in range(30):
+        async with wire_to(server) as wire:
+            for _ in range(25):
+                await wire.channel.send(b"not json")
+                await wire.read()
+    assert 20 <= len(caplog.records) < 40
 
 
 def test_the_allowance_refills_and_the_next_line_says_what_was_held_back(

@@ -85,6 +85,8 @@ class Endpoint(Inbound, Outbound):
             :meth:`dispatch` (Streamable HTTP).
         on_drain: called once when the peer stopped sending, before unfinished requests
             get their ``drain_timeout`` (to end long-lived ones gracefully).
+        peer_log: the bound on warnings about the peer's mistakes, to share one between
+            connections (a client opening many would get a new burst with each).
     """
 
     def __init__(
@@ -100,6 +102,7 @@ class Endpoint(Inbound, Outbound):
         connection: Connection | None = None,
         autoreceive: bool = True,
         on_drain: Callable[[], None] | None = None,
+        peer_log: PeerLogLimiter | None = None,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
@@ -113,7 +116,8 @@ class Endpoint(Inbound, Outbound):
         self._on_drain = on_drain
         self._idle: anyio.Event | None = None  # set when the last handler finishes
         self._init_soon()
-        self._peer_log = PeerLogLimiter()  # the peer's mistakes, logged within a bound
+        # The peer's mistakes, logged within a bound (shared by a server's connections).
+        self._peer_log = peer_log if peer_log is not None else PeerLogLimiter()
         self._waiters: dict[RequestId, _Waiter] = {}
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
         # task it runs in (see dispatch's ``inline``).

@@ -24,11 +24,17 @@ _PER_SECOND: Final = 1.0
 
 
 class PeerLogLimiter:
-    """A token bucket for one connection's log lines about its peer's mistakes."""
+    """A token bucket for log lines about a peer's mistakes (one connection's, or shared
+    by a server's connections)."""
 
-    __slots__ = ("_burst", "_rate", "_stamp", "_suppressed", "_tokens")
+    __slots__ = ("_burst", "_rate", "_shared", "_stamp", "_suppressed", "_tokens")
 
-    def __init__(self, burst: int = _BURST, per_second: float = _PER_SECOND) -> None:
+    def __init__(
+        self, burst: int = _BURST, per_second: float = _PER_SECOND, *, shared: bool = False
+    ) -> None:
+        #: Shared by many connections (a server's): their ends say nothing (one line each
+        #: would be a flood of its own); the next line let through gives the count.
+        self._shared = shared
         self._burst = float(burst)
         self._rate = per_second
         self._tokens = float(burst)
@@ -71,7 +77,7 @@ class PeerLogLimiter:
 
     def flush(self, logger: logging.Logger, level: int = logging.WARNING) -> None:
         """Say how many lines were held back since the last one let through (called when
-        the connection ends, so a flood's tail is counted too)."""
-        if self._suppressed:
+        the connection ends, so a flood's tail is counted too; not for a shared one)."""
+        if self._suppressed and not self._shared:
             logger.log(level, "%d similar lines about the peer were suppressed", self._suppressed)
             self._suppressed = 0

@@ -20,6 +20,7 @@ from msgspec import UNSET, Raw
 
 from .._version import __version__
 from ..aio import MemoryNotificationBus, NotificationBus
+from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError, ToolError
 from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, SchemaValidator, compile_schema
 from ..types import (
@@ -185,8 +186,8 @@ class LowLevelServer(Running):
         self.default_log_level: LoggingLevel = default_log_level
         self.max_client_request_timeout = max_client_request_timeout
         self._routes: dict[str, _Route] = {}
-        #: The connections being served (for notifications sent to every client).
-        self.sessions: set[ServerSession] = set()
+        self.sessions: set[ServerSession] = set()  # served now (notifications to every one)
+        self.peer_log = PeerLogLimiter(shared=True)  # clients' mistakes: one bound for all
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler, SchemaValidator | None]] = {}
         self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}

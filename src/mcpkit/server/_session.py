@@ -119,6 +119,7 @@ class ServerSession:
             max_in_flight=server.max_in_flight,
             autoreceive=autoreceive,
             on_drain=self.end_listens,
+            peer_log=server.peer_log,  # one bound for all: new connections get no new burst
         )
 
     @property
