@@ -238,9 +238,8 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         """
         if self._stack is not None:
             raise LocalProtocolError("the client is already connected")
-        # A new connection starts clean: what the last one learned of its server (a 2026
-        # server, an initialize result, cached results) is not this one's. (The era found
-        # stays a hint: a 2026 server is probed again, a handshake-era one is not.)
+        # A new connection starts clean of what the last one learned (a 2026 server, an
+        # initialize result, cached results); the era found stays a hint.
         self._modern = self._init = None
         self._output_checks = OutputChecks()  # (the tools of the last server it knew)
         if self.cache is not None:
@@ -325,7 +324,6 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                 connection stays open (its task groups can only be left from that task).
         """
         if self._stack is not None and anyio.get_current_task().id != self._owner:
-            # (Leaving them here: a RuntimeError on asyncio, a corrupted trio run.)
             raise LocalProtocolError("close the client from the task that connected it")
         stack, self._stack = self._stack, None
         if stack is not None:
@@ -391,9 +389,9 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         try:
             result = msgspec.json.decode(raw, type=result_type)
         except msgspec.ValidationError as exc:
-            if not self.tolerant:
-                raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
             try:
+                if not self.tolerant:
+                    raise
                 result = lenient_decode(msgspec.Raw(raw), result_type, method)
             except msgspec.ValidationError:
                 raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
