@@ -143,7 +143,9 @@ class ClientHandlers:
     on_elicitation_complete: Callable[[str], Awaitable[None] | None] | None = None
     #: Warnings about the server's invalid notifications, within a bound (a flood of them
     #: wrote 195,000 lines in 11 s).
-    _peer_log: PeerLogLimiter = field(default_factory=PeerLogLimiter, repr=False, compare=False)
+    _peer_log: PeerLogLimiter = field(
+        default_factory=PeerLogLimiter, init=False, repr=False, compare=False
+    )
 
     def capabilities(self, base: ClientCapabilities | None = None) -> ClientCapabilities:
         """The capabilities these handlers support, merged into ``base`` (explicit wins)."""

@@ -74,18 +74,22 @@ def subscription_of(params: Raw | None) -> tuple[Any, dict[str, Any]] | None:
     return found, decoded
 
 
+#: The list-change notifications a listen asks for, by the filter's member that asks.
+_FLAGS: Final = {
+    "notifications/tools/list_changed": "tools_list_changed",
+    "notifications/prompts/list_changed": "prompts_list_changed",
+    "notifications/resources/list_changed": "resources_list_changed",
+}
+
+
 def _asked_for(wanted: SubscriptionFilter, method: str, params: dict[str, Any]) -> bool:
     """Whether a listen asking for ``wanted`` asked for this notification (a server MUST
     NOT send any other on it: ``SubscriptionFilter`` in the 2026-07-28 schema)."""
     if method == "notifications/resources/updated":
         uris = wanted.resource_subscriptions
         return isinstance(uris, list) and params.get("uri") in uris
-    flag = {
-        "notifications/tools/list_changed": wanted.tools_list_changed,
-        "notifications/prompts/list_changed": wanted.prompts_list_changed,
-        "notifications/resources/list_changed": wanted.resources_list_changed,
-    }.get(method)
-    return flag is True
+    flag = _FLAGS.get(method)
+    return flag is not None and getattr(wanted, flag) is True
 
 
 @dataclass(frozen=True)

@@ -78,14 +78,14 @@ class _Compiler:
     def __init__(self, root: Any, check_formats: bool, untrusted: bool = False) -> None:
         self.root = root
         self.untrusted = untrusted
+        self.peer_text = _PEER_TEXT if untrusted else 0  # the bound on text a pattern reads
         self.draft07 = dialect_of(root) == "draft-07"
         self.check_formats = check_formats
         self.memo: dict[tuple[int, str], Node] = {}
         self.resources: dict[str, Any] = {"": root}  # in-document resources by base URI
         self.anchors: dict[tuple[str, str], Any] = {}
         self.pending: list[tuple[Node, str, str, str]] = []  # alias, $ref, base, location
-        self.base = ""
-        self.depth = 0
+        self.base, self.depth = "", 0
 
     def join(self, base: str, uri: str, loc: str) -> str:
         try:
@@ -253,8 +253,8 @@ class _Compiler:
                 checks[bucket].append(c.size_check(limit, at_least, keyword, nouns))
         if "pattern" in schema:  # a peer's unsafe one goes unchecked (the schema is kept)
             with contextlib.suppress(UnsafePattern):
-                regex, peer = self.regex(schema["pattern"], loc), self.untrusted
-                checks[str].append(c.pattern_check(regex, schema["pattern"], _PEER_TEXT * peer))
+                regex, longest = self.regex(schema["pattern"], loc), self.peer_text
+                checks[str].append(c.pattern_check(regex, schema["pattern"], longest))
         if "format" in schema:
             if not isinstance(get("format"), str):
                 raise self.fail(loc, "'format' must be a string")

@@ -113,14 +113,15 @@ def tool_for(version: str, tool: Tool) -> Tool:
     output schema that is not an object schema before 2026-07-28 (2025-06-18 and
     2025-11-25 require ``outputSchema.type == "object"``; a strict client refuses the
     whole ``tools/list`` otherwise)."""
-    if version >= V2026_07_28 or (version >= V2025_11_25 and _fits_handshake(tool)):
+    fits = _fits_handshake(tool)
+    if version >= V2026_07_28 or (version >= V2025_11_25 and fits):
         return tool
     changes: dict[str, object] = {}
     if version < V2025_11_25:
         changes.update(icons=UNSET, execution=UNSET)
     if version < V2025_06_18:
         changes.update(title=UNSET, output_schema=UNSET, meta=UNSET)
-    elif not _fits_handshake(tool):
+    elif not fits:
         changes["output_schema"] = UNSET
     if version < V2025_03_26:
         changes["annotations"] = UNSET
