@@ -88,6 +88,29 @@ def test_the_allowance_refills_and_the_next_line_says_what_was_held_back(
     assert caplog.records[-1].getMessage() == "1 similar lines about the peer were suppressed"
 
 
+def test_a_shared_bound_gives_the_count_at_an_end_only_when_it_has_room(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server's shared bound lost the count of a flood's tail when no line came after it;
+    # connections ending all at once must not write a flood of their own either.
+    now = [1000.0]
+    monkeypatch.setattr("mcpkit.aio._lograte.time.monotonic", lambda: now[0])
+    logger = logging.getLogger("mcpkit.test.peerlog.shared")
+    caplog.set_level(logging.WARNING, logger=logger.name)
+    limiter = PeerLogLimiter(burst=2, per_second=1.0, shared=True)
+    for n in range(7):
+        limiter.log(logger, logging.WARNING, "bad %d", n)
+    for _ in range(50):  # fifty connections end during the flood: no room, no lines
+        limiter.flush(logger)
+    assert len(caplog.records) == 2
+    now[0] += 1.0  # the flood is over: the next end says how many were held back
+    limiter.flush(logger)
+    limiter.flush(logger)
+    assert [r.getMessage() for r in caplog.records[2:]] == [
+        "5 similar lines about the peer were suppressed"
+    ]
+
+
 def test_nothing_is_counted_when_the_level_is_off(caplog: pytest.LogCaptureFixture) -> None:
     logger = logging.getLogger("mcpkit.test.peerlog.off")
     caplog.set_level(logging.ERROR, logger=logger.name)

@@ -32,8 +32,8 @@ class PeerLogLimiter:
     def __init__(
         self, burst: int = _BURST, per_second: float = _PER_SECOND, *, shared: bool = False
     ) -> None:
-        #: Shared by many connections (a server's): their ends say nothing (one line each
-        #: would be a flood of its own); the next line let through gives the count.
+        #: Shared by many connections (a server's): an end gives the count only when the
+        #: allowance has room (one line each would be a flood of its own).
         self._shared = shared
         self._burst = float(burst)
         self._rate = per_second
@@ -57,15 +57,21 @@ class PeerLogLimiter:
     def admit(self) -> int | None:
         """Take one line's allowance: ``None`` if there is none (the line is counted as
         held back), else how many were held back since the last line let through."""
+        if not self._take():
+            self._suppressed += 1
+            return None
+        held, self._suppressed = self._suppressed, 0
+        return held
+
+    def _take(self) -> bool:
+        """Refill the allowance for the time gone by, then take one line's worth if any."""
         now = time.monotonic()
         self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
         self._stamp = now
         if self._tokens < 1.0:
-            self._suppressed += 1
-            return None
+            return False
         self._tokens -= 1.0
-        held, self._suppressed = self._suppressed, 0
-        return held
+        return True
 
     def rejected(self, logger: logging.Logger, event: MessageRejected) -> None:
         """Log why a message was refused: an expected race (a late answer, a cancel for a
@@ -77,7 +83,15 @@ class PeerLogLimiter:
 
     def flush(self, logger: logging.Logger, level: int = logging.WARNING) -> None:
         """Say how many lines were held back since the last one let through (called when
-        the connection ends, so a flood's tail is counted too; not for a shared one)."""
-        if self._suppressed and not self._shared:
-            logger.log(level, "%d similar lines about the peer were suppressed", self._suppressed)
-            self._suppressed = 0
+        the connection ends, so a flood's tail is counted too).
+
+        A shared limiter says it only when its allowance has room (taking one line's
+        worth), so many connections ending at once write no flood of their own: the count
+        then waits for the next line let through, or the next end with room.
+        """
+        if not self._suppressed:
+            return
+        if self._shared and not self._take():
+            return
+        logger.log(level, "%d similar lines about the peer were suppressed", self._suppressed)
+        self._suppressed = 0
