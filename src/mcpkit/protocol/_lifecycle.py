@@ -83,6 +83,19 @@ class ServerHandshake:
         self.state = HandshakeState.INITIALIZED
         self.protocol_version = protocol_version
 
+    def assume_ready(self, protocol_version: str) -> None:
+        """Skip the handshake: what :meth:`initialize_succeeded` with ``protocol_version``
+        and then ``notifications/initialized`` do, in one step (stateless HTTP, where no
+        ``initialize`` precedes a request).
+
+        Raises:
+            LocalProtocolError: ``initialize`` already succeeded on this connection.
+        """
+        if self.state is not HandshakeState.AWAITING_INITIALIZE:
+            raise LocalProtocolError("initialize already succeeded on this connection")
+        self.state = HandshakeState.READY
+        self.protocol_version = protocol_version
+
     def receive_notification(self, method: str) -> bool:
         """Apply a notification; return whether it should be delivered to handlers."""
         next_state = _NOTIFICATION_RULES.get((self.state, method))

@@ -24,6 +24,7 @@ __all__ = ["handle_get", "handle_message"]
 
 logger = logging.getLogger("mcpkit.server.http")
 
+_JSON_TYPE: Final = (b"content-type", b"application/json")
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -104,12 +105,32 @@ async def handle_message(
         if count == 0:
             await respond(send, 202, headers=cors)
             return
-        exchange.expect(count)
         headers = _headers(app, session, cors, new_session) if new_session else cors
-        done = exchange.done
-        if not done.is_set():
+        if exchange.expect(count):
+            responses = exchange.responses
+            if len(responses) == 1 and (
+                json_response or (not exchange.early and not exchange.closing)
+            ):
+                # Answered at once with one response (an instant handler: the common
+                # case): respond(), inlined, as it is on every such POST's path.
+                body = responses[0]
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [
+                            (b"content-length", b"%d" % len(body)),
+                            _JSON_TYPE,
+                            *headers,
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        elif not exchange.done.is_set():
             # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
+        done = exchange.done
         if json_response or (done.is_set() and not exchange.early and not exchange.closing):
             if not done.is_set():
                 await done.wait()

@@ -113,11 +113,12 @@ class ModernExchange(Exchange):
         if self.done.is_set():
             self.wake.set()
 
-    def expect(self, count: int) -> None:
+    def expect(self, count: int) -> bool:
         # A request answered during dispatch (by the gate) finishes before this call.
-        super().expect(count)
+        done = super().expect(count)
         if self.done.is_set():
             self.wake.set()
+        return done
 
 
 def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Headers) -> str | None:

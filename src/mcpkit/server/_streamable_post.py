@@ -112,14 +112,20 @@ class PostRoutes(SessionRoutes):
     async def _post_passed(
         self, receive: Receive, send: Send, headers: Headers, cors: list[Any], version: str
     ) -> None:
-        """A POST whose header values passed every check before (see :meth:`_http`): what
-        is left are the checks that depend on the session."""
-        if self.stateless or headers.get(b"mcp-session-id") is None:
+        """A POST whose header values passed every check before (see
+        :meth:`StreamableHTTPApp.__call__`): what is left are the checks that depend on
+        the session."""
+        raw = headers.get(b"mcp-session-id")
+        if self.stateless or raw is None:
             await self._post_in_session(receive, send, headers, cors, None, version)
             return
-        found = self._lookup(headers)
-        if isinstance(found, tuple):
-            await respond_error(send, found[0], found[1], headers=cors)
+        # (_lookup, inlined for a known, open session: the memo's headers are never
+        # duplicated)
+        found = self.sessions.get(raw.decode("latin-1"))
+        if found is None or found.closed:
+            refused = self._lookup(headers)
+            assert isinstance(refused, tuple)
+            await respond_error(send, refused[0], refused[1], headers=cors)
             return
         negotiated = found.server_session.protocol_version
         if negotiated is not None and version != negotiated:
@@ -154,7 +160,7 @@ class PostRoutes(SessionRoutes):
                 await respond(send, 400, mismatch, headers=cors)
                 return
         if self.stateless:
-            await self._post_stateless(body, receive, send, headers, cors)
+            await self._post_stateless(body, receive, send, cors, version)
             return
         if session is None:
             await self._initialize(body, receive, send, cors)
@@ -166,7 +172,8 @@ class PostRoutes(SessionRoutes):
             return
         session.connections += 1
         try:
-            app = cast("StreamableHTTPApp", self)
+            # (self is a StreamableHTTPApp, this class's only user: no cast() call per POST)
+            app: StreamableHTTPApp = self  # type: ignore[assignment]
             await handle_message(app, session, body, receive, send, cors, version=version)
         finally:
             session.connections -= 1
@@ -196,18 +203,21 @@ class PostRoutes(SessionRoutes):
         if problem is not None:  # neither era's version (a modern one would be -32022)
             await respond_error(send, 400, problem, headers=cors)
         elif self.stateless:
-            await self._post_stateless(body, receive, send, headers, cors)
+            header = headers.text(b"mcp-protocol-version")
+            await self._post_stateless(body, receive, send, cors, header)
         else:
             await self._initialize(body, receive, send, cors)
         return True
 
     async def _post_stateless(
-        self, body: bytes, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+        self, body: bytes, receive: Receive, send: Send, cors: list[Any], header: str | None
     ) -> None:
+        """A stateless POST (``header``: its ``MCP-Protocol-Version``) in a session of its
+        own, ended with it."""
         tg = self._tg or await self._ensure_runner()
         session = HttpSession(self.server, None, store=None, retry_ms=None)
-        session.server_session.stateless = True
-        header = headers.text(b"mcp-protocol-version")
+        server_session = session.server_session
+        server_session.stateless = True
         version = header or V2025_03_26
         connection = session.endpoint.connection
         connection.allow_batches = version == V2025_03_26
@@ -215,11 +225,11 @@ class PostRoutes(SessionRoutes):
         # Every POST stands alone, but clients still begin with `initialize` (its answer
         # carries the version and capabilities): that one goes through the handshake.
         if not (isinstance(event, RequestReceived) and event.method == "initialize"):
-            session.server_session.assume_initialized(version)
+            server_session.assume_initialized(version)
         session.start(tg, self._loop, self._token)
         self.sessionless.add(session)
         try:
-            app = cast("StreamableHTTPApp", self)
+            app: StreamableHTTPApp = self  # type: ignore[assignment]  # (no cast() call)
             await handle_message(
                 app, session, body, receive, send, cors, event=event, version=header
             )
@@ -230,7 +240,7 @@ class PostRoutes(SessionRoutes):
 
     def remember_passed(self, key: PassedKey | None, cors: list[Any], version: str | None) -> None:
         """Remember that a POST's Host, Origin, Content-Type, Accept and handshake-era
-        MCP-Protocol-Version values (``key``, from :meth:`StreamableHTTPApp._http`)
+        MCP-Protocol-Version values (``key``, from :meth:`StreamableHTTPApp.__call__`)
         passed every check that depends on them alone (allowlists, media types, a
         supported version), so that a later POST with the same values skips those checks.
         Only values that carry a version are remembered: without one, a POST may be of
