@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -125,7 +124,9 @@ class HttpSession:
         self.server_session = ServerSession(server, channel, autoreceive=False)
         #: The session's endpoint (an attribute, not a property: read on every request).
         self.endpoint: Endpoint = self.server_session.endpoint
-        self.streams: OrderedDict[str, SseStream] = OrderedDict()
+        # (A dict keeps insertion order, oldest first, as stream_done needs; an OrderedDict
+        # costs more to make, and a stateless POST makes a session.)
+        self.streams: dict[str, SseStream] = {}
         self._delivered: list[str] = []  # complete streams written to the end, oldest first
         self.exchanges: set[Exchange] = set()
         self.last_active = time.monotonic()

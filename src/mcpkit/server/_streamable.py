@@ -339,7 +339,13 @@ class StreamableHTTPApp(PostRoutes):
                 (scope.get("path") == self.path and not scope.get("root_path"))
                 or self._matches(scope)
             ):
-                await self._post_passed(receive, send, headers, passed[0], passed[1])
+                cors, version = passed
+                found = self._passed_session(headers, version)
+                # (an isinstance that holds is one C test; one that fails, a lookup)
+                if found is not None and not isinstance(found, HttpSession):
+                    await respond_error(send, found[0], found[1], headers=cors)
+                else:
+                    await self._post_in_session(receive, send, headers, cors, found, version)
                 return
         refusal = check_security(self.security, headers)
         if refusal is not None:
