@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Final
@@ -89,6 +90,13 @@ class Endpoint(Inbound, Outbound):
             connections (a client opening many would get a new burst with each).
     """
 
+    # Class-level defaults (an endpoint is made per stateless HTTP POST: what its
+    # constructor need not set, it does not).
+    _idle: anyio.Event | None = None  # set when the last handler finishes
+    _loop: asyncio.AbstractEventLoop | None = None
+    _task_group: anyio.abc.TaskGroup | None = None
+    _receiving: anyio.CancelScope | None = None  # (see Inbound._receive_loop)
+
     def __init__(
         self,
         channel: MessageChannel,
@@ -114,8 +122,7 @@ class Endpoint(Inbound, Outbound):
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
         self._on_drain = on_drain
-        self._idle: anyio.Event | None = None  # set when the last handler finishes
-        self._init_soon()
+        self._soon = deque()  # (SoonQueue's, made here: one call less per endpoint)
         # The peer's mistakes, logged within a bound (shared by a server's connections).
         self._peer_log = peer_log if peer_log is not None else PeerLogLimiter()
         self._waiters: dict[RequestId, _Waiter] = {}
@@ -123,10 +130,7 @@ class Endpoint(Inbound, Outbound):
         # task it runs in (see dispatch's ``inline``).
         self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler] = {}
         self._routes: dict[RequestId, ReplyRoute] = {}  # of native handlers with a route
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = Flag()
-        self._receiving: anyio.CancelScope | None = None  # (see Inbound._receive_loop)
         self._autoreceive = autoreceive
 
     # -- lifecycle ----------------------------------------------------------------------

@@ -12,11 +12,10 @@ class Flag:
     only when a task actually waits: per-request flags that are mostly set before anyone
     waits (an HTTP exchange answered at once) then cost an attribute, not an event."""
 
-    __slots__ = ("_event", "_set")
-
-    def __init__(self) -> None:
-        self._set = False
-        self._event: anyio.Event | None = None
+    # Class-level defaults and no __init__: making a flag (several per HTTP request) runs
+    # no Python code.
+    _set = False
+    _event: anyio.Event | None = None
 
     def is_set(self) -> bool:
         return self._set

@@ -45,15 +45,17 @@ class SoonQueue:
 
         async def _send(self, data: bytes, route: ReplyRoute | None) -> None: ...
 
-    def _init_soon(self) -> None:
-        # notify_soon() messages, in order, each with the route it belongs to.
-        self._soon: deque[tuple[bytes, ReplyRoute | None]] = deque()
-        self._soon_bytes = 0  # what _soon holds (bounded: see notify_soon)
-        self._soon_dropped = 0  # dropped since the queue last ran dry
-        self._draining = False
-        # Held while one queued message is sent: the drainer and a flush take turns, so
-        # the messages keep their order. (Created with the first message.)
-        self._soon_lock: anyio.Lock | None = None
+    # (Class-level defaults: an endpoint per stateless HTTP POST sets only the queue.)
+    _soon_bytes = 0  # what _soon holds (bounded: see notify_soon)
+    _soon_dropped = 0  # dropped since the queue last ran dry
+    _draining = False
+    # Held while one queued message is sent: the drainer and a flush take turns, so
+    # the messages keep their order. (Created with the first message.)
+    _soon_lock: anyio.Lock | None = None
+
+    #: notify_soon() messages, in order, each with the route it belongs to (the queue is
+    #: made by the endpoint's constructor).
+    _soon: deque[tuple[bytes, ReplyRoute | None]]
 
     def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
         """Send a notification in the background (best effort), from synchronous code

@@ -37,6 +37,12 @@ class HandshakeState(enum.Enum):
 
 
 _S = HandshakeState
+# The members as plain module constants: reading one through the class (Enum's
+# metaclass) costs ten times a global read, and the handshake is consulted per request
+# (a stateless HTTP POST makes a handshake of its own).
+_AWAITING: Final = _S.AWAITING_INITIALIZE
+_INITIALIZED: Final = _S.INITIALIZED
+_READY: Final = _S.READY
 
 _NOT_INITIALIZED: Final = ErrorObject(
     code=ErrorCode.INVALID_REQUEST,
@@ -66,9 +72,9 @@ _NOTIFICATION_RULES: Final[dict[tuple[HandshakeState, str], HandshakeState]] = {
 class ServerHandshake:
     """Tracks the lifecycle of one server connection (sans-I/O)."""
 
-    def __init__(self) -> None:
-        self.state = HandshakeState.AWAITING_INITIALIZE
-        self.protocol_version: str | None = None
+    # Class-level initial values, no __init__: making one runs no Python code.
+    state: HandshakeState = _AWAITING
+    protocol_version: str | None = None
 
     def check_request(self, method: str) -> ErrorObject | None:
         """Return the error to answer a request with in the current state, or ``None`` if
@@ -78,9 +84,22 @@ class ServerHandshake:
 
     def initialize_succeeded(self, protocol_version: str) -> None:
         """Record that ``initialize`` was answered with ``protocol_version``."""
-        if self.state is not HandshakeState.AWAITING_INITIALIZE:
+        if self.state is not _AWAITING:
             raise LocalProtocolError("initialize already succeeded on this connection")
-        self.state = HandshakeState.INITIALIZED
+        self.state = _INITIALIZED
+        self.protocol_version = protocol_version
+
+    def assume_ready(self, protocol_version: str) -> None:
+        """Skip the handshake: what :meth:`initialize_succeeded` with ``protocol_version``
+        and then ``notifications/initialized`` do, in one step (stateless HTTP, where no
+        ``initialize`` precedes a request).
+
+        Raises:
+            LocalProtocolError: ``initialize`` already succeeded on this connection.
+        """
+        if self.state is not _AWAITING:
+            raise LocalProtocolError("initialize already succeeded on this connection")
+        self.state = _READY
         self.protocol_version = protocol_version
 
     def receive_notification(self, method: str) -> bool:
@@ -91,4 +110,4 @@ class ServerHandshake:
             return False
         if method == "notifications/initialized":
             return False  # early or repeated: nothing to do
-        return self.state is not HandshakeState.AWAITING_INITIALIZE
+        return self.state is not _AWAITING

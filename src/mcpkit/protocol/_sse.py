@@ -60,7 +60,15 @@ def encode_event(
             is negative or not an int.
     """
     # Fast path, the server's per-message case: one data line, no event type or retry.
-    if event is None and retry is None and data and b"\n" not in data and b"\r" not in data:
+    # (find, not `in`: `in` on bytes first tries its operand as an integer, and the
+    # TypeError it raises and clears costs more than the search.)
+    if (
+        event is None
+        and retry is None
+        and data
+        and data.find(b"\n") == -1
+        and data.find(b"\r") == -1
+    ):
         if id is None:
             return b"data: " + data + b"\n\n"
         return b"id: " + _id_bytes(id) + b"\ndata: " + data + b"\n\n"

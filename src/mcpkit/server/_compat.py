@@ -142,7 +142,10 @@ def tool_result_for(version: str, result: CallToolResult) -> CallToolResult:
     """A ``tools/call`` result as a client of ``version`` can read it (structured content
     exists from 2025-06-18, and must be an object before 2026-07-28; its text rendering
     in ``content`` stays)."""
-    scalar = isinstance(result.structured_content, _NOT_OBJECTS)
+    content = result.structured_content
+    # (UNSET, the common case, tested first: an isinstance that fails against six types
+    # costs six __class__ lookups, and this runs for every tools/call)
+    scalar = content is not UNSET and isinstance(content, _NOT_OBJECTS)
     if version >= V2026_07_28 or (version >= V2025_11_25 and not scalar):
         return result
     changes: dict[str, object] = {}

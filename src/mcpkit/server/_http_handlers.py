@@ -9,7 +9,14 @@ import anyio
 import anyio.lowlevel
 
 from ..aio import Flag, detached_context
-from ..protocol import BatchReceived, Event, HandshakeState, MessageRejected, encode_event
+from ..protocol import (
+    BatchReceived,
+    Event,
+    HandshakeState,
+    MessageRejected,
+    RequestReceived,
+    encode_event,
+)
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, error_body, respond, respond_error
 from ._asgi_sse import Sink, pump
@@ -24,6 +31,7 @@ __all__ = ["handle_get", "handle_message"]
 
 logger = logging.getLogger("mcpkit.server.http")
 
+_JSON_TYPE: Final = (b"content-type", b"application/json")
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -77,10 +85,14 @@ async def handle_message(
     endpoint = session.endpoint
     if event is None:
         event = endpoint.connection.receive_message(body)
-    if isinstance(event, MessageRejected):
+    # (A request, the common case, skips both tests: an isinstance that fails costs a
+    # __class__ lookup.)
+    if type(event) is RequestReceived:
+        pass
+    elif isinstance(event, MessageRejected):
         await _rejected(event, send, cors)
         return
-    if isinstance(event, BatchReceived) and event.reply is None and _all_refused(event):
+    elif isinstance(event, BatchReceived) and event.reply is None and _all_refused(event):
         # Nothing in it was accepted (say, only responses to unknown ids): 400, as for one
         # such message alone (basic/transports.mdx 2025-03-26, "Sending Messages").
         reasons = "; ".join(e.reason for e in event.events if isinstance(e, MessageRejected))
@@ -98,18 +110,38 @@ async def handle_message(
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
         count = await endpoint.dispatch(event, exchange, inline=True, on_suspend=writer)
-        if writer is not None and writer.started:
+        if writer is not None and writer._done is not None:  # (started: no property call)
             await writer.finished()
             return
         if count == 0:
             await respond(send, 202, headers=cors)
             return
-        exchange.expect(count)
         headers = _headers(app, session, cors, new_session) if new_session else cors
-        done = exchange.done
-        if not done.is_set():
+        if exchange.expect(count):
+            responses = exchange.responses
+            if len(responses) == 1 and (
+                json_response or (not exchange.early and not exchange.closing)
+            ):
+                # Answered at once with one response (an instant handler: the common
+                # case): respond(), inlined, as it is on every such POST's path.
+                body = responses[0]
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [
+                            (b"content-length", b"%d" % len(body)),
+                            _JSON_TYPE,
+                            *headers,
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        elif not exchange.done.is_set():
             # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
+        done = exchange.done
         if json_response or (done.is_set() and not exchange.early and not exchange.closing):
             if not done.is_set():
                 await done.wait()
@@ -118,7 +150,7 @@ async def handle_message(
             return
         await _stream(app, session, exchange, receive, send, headers)
     finally:
-        if writer is not None:
+        if writer is not None and writer._done is not None:  # (nothing to cancel otherwise)
             writer.cancel()
         session.exchanges.discard(exchange)
 

@@ -39,7 +39,14 @@ if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
     from ._streamable import StreamableHTTPApp
 
-__all__ = ["ModernExchange", "era_mismatch", "looks_modern", "post_modern", "status_for"]
+__all__ = [
+    "VERSION_KEY",
+    "ModernExchange",
+    "era_mismatch",
+    "looks_modern",
+    "post_modern",
+    "status_for",
+]
 
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
@@ -113,11 +120,12 @@ class ModernExchange(Exchange):
         if self.done.is_set():
             self.wake.set()
 
-    def expect(self, count: int) -> None:
+    def expect(self, count: int) -> bool:
         # A request answered during dispatch (by the gate) finishes before this call.
-        super().expect(count)
+        done = super().expect(count)
         if self.done.is_set():
             self.wake.set()
+        return done
 
 
 def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Headers) -> str | None:
@@ -270,8 +278,9 @@ def era_mismatch(body: bytes, header: str | None) -> bytes | None:
     ``MCP-Protocol-Version`` header (the header "MUST match" the body's
     ``_meta`` version), or without one in a handshake-era session; ``None`` when the
     body is not one. The common case, a body without the 2026 ``_meta`` key, costs one
-    search of the bytes."""
-    probe = _modern_probe(body) if _VERSION_KEY in body else None
+    search of the bytes (``find``: ``in`` on bytes first tries the key as an integer,
+    and raising and clearing that TypeError costs more than the search)."""
+    probe = _modern_probe(body) if body.find(VERSION_KEY) != -1 else None
     if probe is None:
         return None
     rid = probe.id if type(probe.id) in (int, str) else None
@@ -285,7 +294,7 @@ def era_mismatch(body: bytes, header: str | None) -> bytes | None:
     return encode_error(rid, ErrorCode.HEADER_MISMATCH, reason)
 
 
-_VERSION_KEY: Final = META_PROTOCOL_VERSION.encode()
+VERSION_KEY: Final = META_PROTOCOL_VERSION.encode()
 
 
 def looks_modern(body: bytes) -> bool:

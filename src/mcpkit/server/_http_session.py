@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -100,6 +99,15 @@ class HttpSession:
             per request than the event loop's clock, and the same as asyncio's).
     """
 
+    # Class-level defaults (a session is made per stateless POST: what its constructor
+    # need not set, it does not).
+    _standalone: SseStream | None = None  # made on first use (stateless: never)
+    connections = 0  # open HTTP requests and streams of this session
+    closed = False
+    _next_stream = 1
+    _task_group: anyio.abc.TaskGroup | None = None
+    on_end: Callable[[HttpSession], None] | None = None
+
     def __init__(
         self,
         server: LowLevelServer,
@@ -114,18 +122,16 @@ class HttpSession:
         self.retry_ms = retry_ms
         channel = _StandaloneChannel(self) if session_id is not None else _NO_STREAM
         self.server_session = ServerSession(server, channel, autoreceive=False)
-        self._standalone: SseStream | None = None  # made on first use (stateless: never)
-        self.streams: OrderedDict[str, SseStream] = OrderedDict()
+        #: The session's endpoint (an attribute, not a property: read on every request).
+        self.endpoint: Endpoint = self.server_session.endpoint
+        # (A dict keeps insertion order, oldest first, as stream_done needs; an OrderedDict
+        # costs more to make, and a stateless POST makes a session.)
+        self.streams: dict[str, SseStream] = {}
         self._delivered: list[str] = []  # complete streams written to the end, oldest first
         self.exchanges: set[Exchange] = set()
         self.last_active = time.monotonic()
-        self.connections = 0  # open HTTP requests and streams of this session
-        self.closed = False
-        self._next_stream = 1
-        self._task_group: anyio.abc.TaskGroup | None = None
         #: Set once the session's work has stopped after :meth:`close`.
         self.ended = Flag()
-        self.on_end: Callable[[HttpSession], None] | None = None
 
     @property
     def standalone(self) -> SseStream:
@@ -133,10 +139,6 @@ class HttpSession:
         if self._standalone is None:
             self._standalone = SseStream(self, _STANDALONE)
         return self._standalone
-
-    @property
-    def endpoint(self) -> Endpoint:
-        return self.server_session.endpoint
 
     @property
     def primes(self) -> bool:
@@ -168,8 +170,9 @@ class HttpSession:
         serving, when known (see :meth:`Endpoint.attach`); ``token``: its anyio token,
         when known (see :meth:`ServerSession.bind_loop`)."""
         self._task_group = task_group
-        self.server_session.bind_loop(token)
-        self.server_session.server.sessions.add(self.server_session)
+        server_session = self.server_session
+        server_session.bind_loop(token)
+        server_session.server.sessions.add(server_session)
         if loop is None:
             self.endpoint.attach(task_group)
         else:
@@ -197,9 +200,11 @@ class HttpSession:
         if self.closed or self.id is not None or not self.endpoint.detach_idle():
             return False
         self.closed = True
-        self.server_session.server.sessions.discard(self.server_session)
-        self.server_session.release()
-        self._release()
+        server_session = self.server_session
+        server_session.server.sessions.discard(server_session)
+        server_session.release()
+        if self.exchanges or self._standalone is not None or self.streams:
+            self._release()
         self._ended()
         return True
 

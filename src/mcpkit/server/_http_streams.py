@@ -177,11 +177,14 @@ class Exchange:
         self.closing = False
         self.close_retry: int | None = None
 
-    def expect(self, count: int) -> None:
-        """``count`` calls of :meth:`finish` complete this exchange."""
+    def expect(self, count: int) -> bool:
+        """``count`` calls of :meth:`finish` complete this exchange; returns whether they
+        all happened already."""
         self.expected = count
         if self.finished >= count:
             self.done.set()
+            return True
+        return False
 
     async def send(self, message: bytes) -> None:
         if self.done.is_set():

@@ -23,7 +23,7 @@ from ._modern import CACHEABLE_METHODS, SERVER_INFO
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
 
-__all__ = ["discover_result", "finish_handshake", "finish_modern"]
+__all__ = ["STRIPPERS", "discover_result", "finish_handshake", "finish_modern"]
 
 #: Result members 2026-07-28 added: a handshake-era client never sees them.
 _MODERN_ONLY: Final = ("result_type", "ttl_ms", "cache_scope")
@@ -80,7 +80,7 @@ def finish_handshake(result: Any) -> Any:
     """``result`` without the members only 2026-07-28 defines (a handler may return a
     result with caching hints for both eras; older revisions do not have them)."""
     kind = type(result)
-    strip = _STRIPPERS.get(kind) or _stripper(kind)
+    strip = STRIPPERS.get(kind) or _stripper(kind)
     return strip(result)
 
 
@@ -106,13 +106,13 @@ def _stripper(kind: type) -> Callable[[Any], Any]:
                 return result
             return msgspec.structs.replace(result, **cleared)
 
-    if len(_STRIPPERS) < 256:  # bounded: result types are a handful
-        _STRIPPERS[kind] = strip
+    if len(STRIPPERS) < 256:  # bounded: result types are a handful
+        STRIPPERS[kind] = strip
     return strip
 
 
 #: Per result type, its :func:`_stripper`.
-_STRIPPERS: dict[type, Callable[[Any], Any]] = {}
+STRIPPERS: dict[type, Callable[[Any], Any]] = {}
 
 
 def _member(struct: msgspec.Struct, name: str) -> Any:

@@ -16,6 +16,7 @@ from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel, Subscriptio
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import HandshakeState, ServerHandshake
 from ..types import (
+    HANDSHAKE_VERSIONS,
     V2025_03_26,
     ClientCapabilities,
     EmptyResult,
@@ -43,7 +44,7 @@ from ._modern import (
     is_modern,
     parse_modern,
 )
-from ._modern_results import discover_result, finish_handshake, finish_modern
+from ._modern_results import STRIPPERS, discover_result, finish_handshake, finish_modern
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -64,6 +65,8 @@ class _MetaOnly(msgspec.Struct):
 
 
 _META_DECODER: Final = msgspec.json.Decoder(_MetaOnly)
+#: (A module constant: an Enum member read through its class costs ten times as much.)
+_READY: Final = HandshakeState.READY
 
 
 def decode_params(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str) -> Any:
@@ -93,23 +96,26 @@ class ServerSession:
             ``subscribe`` is declared and no request is sent to the client.
     """
 
+    # Class-level defaults (a session is made per stateless HTTP POST: what its
+    # constructor need not set, it does not).
+    client_info: Implementation | None = None
+    server_capabilities: ServerCapabilities | None = None
+    stateless = False
+    _resource_updates: ResourceUpdates | None = None  # made on first use
+    loop_token: EventLoopToken | None = None
+
     def __init__(
         self, server: LowLevelServer, channel: MessageChannel, *, autoreceive: bool = True
     ) -> None:
         self.server = server
         self.handshake = ServerHandshake()
-        self.client_info: Implementation | None = None
         self.client_capabilities = ClientCapabilities()
-        self.server_capabilities: ServerCapabilities | None = None
         self.log_level: LoggingLevel = server.default_log_level
-        self.stateless = False
-        self._resource_updates: ResourceUpdates | None = None  # made on first use
         #: The open ``subscriptions/listen`` streams of this connection.
         self.listens: set[Subscription] = set()
         #: The thread running this session's event loop, and the loop's token (how other
         #: threads reach it: see bind_loop).
         self.loop_thread = threading.get_ident()
-        self.loop_token: EventLoopToken | None = None
         self.endpoint = Endpoint(
             channel,
             on_request=self._on_request,
@@ -159,14 +165,13 @@ class ServerSession:
     @property
     def initialized(self) -> bool:
         """Whether the client completed the handshake (sent ``notifications/initialized``)."""
-        return self.handshake.state is HandshakeState.READY
+        return self.handshake.state is _READY
 
     def assume_initialized(self, protocol_version: str) -> None:
         """Skip the handshake: serve as if the client had initialized with
         ``protocol_version`` and declared no capabilities (stateless HTTP, where every
         request stands alone and no ``initialize`` precedes it)."""
-        self.handshake.initialize_succeeded(protocol_version)
-        self.handshake.receive_notification("notifications/initialized")
+        self.handshake.assume_ready(protocol_version)
         self.endpoint.connection.allow_batches = protocol_version == V2025_03_26
 
     def bind_loop(self, token: EventLoopToken | None = None) -> None:
@@ -189,9 +194,14 @@ class ServerSession:
 
     def _gate(self, request: InboundRequest) -> Any:
         server = self.server
-        # Over HTTP the route knows the MCP-Protocol-Version header of the POST.
+        # Over HTTP the route knows the MCP-Protocol-Version header of the POST, which
+        # then decides the era (is_modern's first rule, inlined: this runs per request).
         header: str | None = getattr(request.route, "protocol_version", None)
-        if server.modern_versions and is_modern(request.method, request.params, header):
+        if server.modern_versions and (
+            header not in HANDSHAKE_VERSIONS
+            if header is not None
+            else is_modern(request.method, request.params)
+        ):
             modern = parse_modern(request.params, server.modern_versions, header)
             if not exists_in_modern(request.method):
                 raise RPCError(
@@ -203,10 +213,13 @@ class ServerSession:
                 return finish_modern(server, request.method, discover_result(server))
             request.state = modern
             return PROCEED
-        error = self.handshake.check_request(request.method)
-        if error is not None:
-            raise RPCError(error.code, error.message)
-        version = self.handshake.protocol_version
+        handshake = self.handshake
+        # Once ready, only a second initialize is refused (the rest: check_request).
+        if handshake.state is not _READY or request.method == "initialize":
+            error = handshake.check_request(request.method)
+            if error is not None:
+                raise RPCError(error.code, error.message)
+        version = handshake.protocol_version
         if version is not None and request.method in ABSENT_REQUESTS[version]:
             raise RPCError(
                 ErrorCode.METHOD_NOT_FOUND,
@@ -251,18 +264,22 @@ class ServerSession:
         route = self.server.route(request.method)
         if route is None:
             raise RPCError.method_not_found(request.method)
-        params = decode_params(route.decoder, request.params, request.method)
+        try:  # (decode_params, inlined: this runs per request)
+            params = route.decoder.decode(request.params if request.params is not None else b"{}")
+        except msgspec.ValidationError as exc:
+            raise RPCError.invalid_params(f"Invalid params for {request.method}: {exc}") from None
         meta = getattr(params, "meta", None)
-        if isinstance(params, dict):
+        if type(params) is dict:  # (msgspec decodes JSON objects to exact dicts)
             meta = params.get("_meta")
-        modern = request.state if isinstance(request.state, ModernRequest) else None
+        # (None, the handshake era's state, tested first: a failing isinstance costs a
+        # __class__ lookup, and this runs per request)
+        state = request.state
+        modern = state if state is not None and isinstance(state, ModernRequest) else None
         inputs = None
         # A handler registered with its own params type gets no multi round trips.
         if modern is not None and isinstance(params, InputResponseRequestParams):
             inputs = await InputRound.begin(self.server.request_state, request.method, params)
-        ctx = RequestContext(
-            request, self, meta if isinstance(meta, dict) else None, modern, inputs
-        )
+        ctx = RequestContext(request, self, meta if type(meta) is dict else None, modern, inputs)
         token = current_request.set(ctx)
         try:
             result = await route.handler(ctx, params)
@@ -289,7 +306,8 @@ class ServerSession:
             current_request.reset(token)
         if modern is not None:
             return finish_modern(self.server, request.method, result)
-        return finish_handshake(result)
+        strip = STRIPPERS.get(type(result))  # (finish_handshake, its memo inlined)
+        return finish_handshake(result) if strip is None else strip(result)
 
     async def _on_notification(self, method: str, params: Raw | None) -> None:
         if not self.handshake.receive_notification(method):

@@ -300,29 +300,22 @@ class StreamableHTTPApp(PostRoutes):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
-        if kind == "http":
-            # Without an ASGI lifespan (mounted where none is forwarded) the first request
-            # enters the server's lifespan, and a failure is a 500, not a hang.
-            if (
-                self._tg is None
-                and not self.server.lifespan.running
-                and not await started_or_refused(self._ensure_runner, send)
-            ):
-                return
-            await self._http(scope, receive, send)
-        elif kind == "lifespan":
-            await asgi_lifespan(self.lifespan, receive, send)
-        elif kind == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-
-    def _matches(self, scope: Scope) -> bool:
-        path: str = scope.get("path", "")
-        root: str = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :] or "/"
-        return path == self.path or path.rstrip("/") == self.path.rstrip("/")
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if kind != "http":
+            if kind == "lifespan":
+                await asgi_lifespan(self.lifespan, receive, send)
+            elif kind == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            return
+        # Without an ASGI lifespan (mounted where none is forwarded) the first request
+        # enters the server's lifespan, and a failure is a 500, not a hang.
+        if (
+            self._tg is None
+            and not self.server.lifespan.running
+            and not await started_or_refused(self._ensure_runner, send)
+        ):
+            return
+        # An HTTP request (in here, not in a method of its own: one coroutine less per
+        # request).
         headers = Headers(scope["headers"])
         if headers.size > self.max_header_bytes:
             await respond_error(send, 431, "Request Header Fields Too Large")
@@ -342,8 +335,17 @@ class StreamableHTTPApp(PostRoutes):
                 get(b"mcp-protocol-version"),
             )
             passed = self._passed.get(key)
-            if passed is not None and self._matches(scope):
-                await self._post_passed(receive, send, headers, passed[0], passed[1])
+            if passed is not None and (
+                (scope.get("path") == self.path and not scope.get("root_path"))
+                or self._matches(scope)
+            ):
+                cors, version = passed
+                found = self._passed_session(headers, version)
+                # (an isinstance that holds is one C test; one that fails, a lookup)
+                if found is not None and not isinstance(found, HttpSession):
+                    await respond_error(send, found[0], found[1], headers=cors)
+                else:
+                    await self._post_in_session(receive, send, headers, cors, found, version)
                 return
         refusal = check_security(self.security, headers)
         if refusal is not None:
@@ -374,3 +376,10 @@ class StreamableHTTPApp(PostRoutes):
             )
         else:
             await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
+
+    def _matches(self, scope: Scope) -> bool:
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        return path == self.path or path.rstrip("/") == self.path.rstrip("/")
