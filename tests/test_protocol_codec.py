@@ -353,6 +353,28 @@ def test_classification(data: bytes, expected: tuple[Any, ...]) -> None:
     assert outcome(data) == expected
 
 
+#: Integer ids at both ends of every digit count the codec's compactness proof knows.
+_BOUNDARY_IDS = sorted({b for d in range(1, 20) for b in (10 ** (d - 1), 10**d - 1)} | {0})
+
+
+@pytest.mark.parametrize("rid", _BOUNDARY_IDS)
+def test_compact_ids_at_every_digit_count(rid: int) -> None:
+    """The compactness proof's length tables neither refuse nor (with a duplicated id
+    padding the message to another id's length) wrongly accept: a duplicate is -32600
+    whatever the two ids' lengths."""
+    request = b'{"jsonrpc":"2.0","id":%d,"method":"m"}' % rid
+    assert outcome(request) == ("request", rid, "m")
+    assert outcome(b'{"jsonrpc":"2.0","id":%d,"result":{}}' % rid) == ("response", rid)
+    for other in _BOUNDARY_IDS:
+        for data in (
+            b'{"jsonrpc":"2.0","id":%d,"id":%d,"method":"m"}' % (other, rid),
+            b'{"jsonrpc":"2.0","id":%d,"method":"m","params":{},"id":%d}' % (other, rid),
+        ):
+            assert outcome(data) == ("reply", INVALID, None), data
+        response = b'{"jsonrpc":"2.0","id":%d,"result":{},"id":%d}' % (other, rid)
+        assert outcome(response) == ("response-invalid", rid), response
+
+
 @pytest.mark.parametrize(
     ("limits", "data", "expected"),
     [

@@ -35,7 +35,8 @@ from msgspec import UNSET, Raw, UnsetType
 from ..types import ErrorCode, RequestId
 from ._decode_exact import (
     EMPTY,
-    ID_DIGITS,
+    ID_HIGH,
+    ID_LOW,
     DecodedMessage,
     DecodedResponse,
     DecodeFailure,
@@ -173,10 +174,10 @@ def decode_message(
                 rest = size - 39 - len(method) - len(params)
             if type(rid) is int:
                 # Is the id exactly `rest - 6` digits long? id_fits, inlined (this is the
-                # most common message): a table of ranges, not len(str(rid)), which costs
+                # most common message): tables of bounds, not len(str(rid)), which costs
                 # more than the rest of this test. Negative ids and "-0" fail it and take
                 # the exact path below.
-                compact = rest < 26 and rid in ID_DIGITS[rest]
+                compact = rest < 26 and ID_LOW[rest] <= rid < ID_HIGH[rest]
                 # Is params an object? Of the members left (no result, no error), only
                 # params can hold an object: a compact message ending in "}}" has params
                 # last, as an object. Otherwise find where its value starts:

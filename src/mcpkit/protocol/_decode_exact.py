@@ -25,7 +25,8 @@ __all__ = [
     "DecodedMessage",
     "DecodedResponse",
     "EMPTY",
-    "ID_DIGITS",
+    "ID_HIGH",
+    "ID_LOW",
     "compact_but_spaces",
     "decode_slow",
     "failure",
@@ -74,13 +75,11 @@ _MEMBERS: Final = ("jsonrpc", "id", "method", "params", "result", "error")
 _QUOTED: Final = {name: f'"{name}"'.encode() for name in _MEMBERS}
 _KEY_RE: Final = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
 _WHITESPACE: Final = b" \t\r\n"
-#: ID_DIGITS[n]: the non-negative integers written with exactly n - 6 digits (n counts
-#: ',"id":' too); empty below 7.
-ID_DIGITS: Final = (
-    *(range(0) for _ in range(7)),
-    range(10),
-    *(range(10**d, 10 ** (d + 1)) for d in range(1, 19)),
-)
+#: ID_LOW[n] <= id < ID_HIGH[n]: the non-negative integers written with exactly n - 6
+#: digits (n counts ',"id":' too); none below 7. Two comparisons against bounds, not a
+#: range: `in range` also computes a remainder for the step (twice the cost).
+ID_LOW: Final = (*(1 for _ in range(7)), 0, *(10**d for d in range(1, 19)))
+ID_HIGH: Final = (*(0 for _ in range(7)), *(10 ** (d + 1) for d in range(19)))
 _KINDS: Final = {
     0x5B: "an array",
     0x7B: "an object",
@@ -163,7 +162,7 @@ def id_fits(rest: int, rid: RequestId | UnsetType) -> bool:
     if rid is UNSET:
         return rest == 0
     if type(rid) is int:
-        return 0 <= rest < 26 and rid in ID_DIGITS[rest]
+        return 0 <= rest < 26 and ID_LOW[rest] <= rid < ID_HIGH[rest]
     assert isinstance(rid, str)
     return rest == 8 + len(rid)
 
