@@ -251,7 +251,7 @@ class _Compiler:
                 checks[bucket].append(c.size_check(limit, at_least, keyword, nouns))
         if "pattern" in schema:  # a peer's unsafe one goes unchecked (the schema is kept)
             with contextlib.suppress(UnsafePattern):
-                checks[str].append(c.pattern_check(self.regex(get("pattern"), loc), get("pattern")))
+                checks[str].append(c.pattern_check(self.regex(get("pattern"), loc)))
         if "format" in schema:
             if not isinstance(get("format"), str):
                 raise self.fail(loc, "'format' must be a string")

@@ -245,11 +245,13 @@ def _translate(source: str, engine: _Engine, refuse_nested: bool = False) -> str
 
 class Matcher:
     """A compiled pattern: :meth:`search` is ECMA-262 ``RegExp.test``; ``longest`` (0: no
-    bound) is the longest text it may be run on (Python's engine only)."""
+    bound) is the longest text it may be run on (Python's engine only); ``source`` is the
+    pattern as written."""
 
-    __slots__ = ("_regex", "longest", "re2")
+    __slots__ = ("_regex", "longest", "re2", "source")
 
-    def __init__(self, regex: Any, re2: bool) -> None:
+    def __init__(self, source: str, regex: Any, re2: bool) -> None:
+        self.source = source
         self._regex = regex
         self.re2 = re2
         self.longest = 0 if re2 else PYTHON_TEXT
@@ -298,6 +300,6 @@ def compile_pattern(source: str) -> Matcher:
     except _NotRE2:
         compiled = None
     if compiled is not None:
-        return Matcher(compiled, re2=True)
+        return Matcher(source, compiled, re2=True)
     python_pattern(source, refuse_nested=True)
-    return Matcher(python, re2=False)
+    return Matcher(source, python, re2=False)

@@ -95,11 +95,11 @@ def size_check(limit: int, at_least: bool, keyword: str, nouns: tuple[str, str])
 # -- strings --------------------------------------------------------------------------------
 
 
-def pattern_check(regex: Matcher, source: str) -> Check:
+def pattern_check(regex: Matcher) -> Check:
     """``pattern``: unanchored like ECMA-262 ``RegExp.test``; text longer than
     ``regex.longest`` (a pattern only Python's backtracking engine can run: even one
     repetition searches in quadratic time there) fails unsearched."""
-    shown, longest = show(source), regex.longest
+    shown, longest = show(regex.source), regex.longest
 
     def check(inst: Any, path: Path, ctx: Ctx) -> bool:
         if longest and len(inst) > longest:

@@ -66,7 +66,7 @@ def strip_patterns(tp: Any, label: str) -> tuple[Any, Walker | None]:
         params = (inner, *metas)
         if not sources:
             return (tp, None) if walker is None else (_ANNOTATED[params], walker)
-        matchers = [(source, _compile(source, label)) for source in sources]
+        matchers = [_compile(source, label) for source in sources]
         return _ANNOTATED[params], _string_walker(matchers, walker)
     if origin is Union or origin is types.UnionType:
         parts = [strip_patterns(arg, label) for arg in args]
@@ -121,10 +121,11 @@ def _compile(source: str, label: str) -> Matcher:
         raise LocalProtocolError(f"{label!r}: invalid pattern {source!r} ({exc})") from None
 
 
-def _string_walker(matchers: list[tuple[str, Matcher]], inner: Walker | None) -> Walker:
+def _string_walker(matchers: list[Matcher], inner: Walker | None) -> Walker:
     def walk(value: Any, path: list[Segment], root: str) -> tuple[list[Segment], str] | None:
         if isinstance(value, str):
-            for source, matcher in matchers:
+            for matcher in matchers:
+                source = matcher.source
                 if matcher.longest and len(value) > matcher.longest:
                     return path, (
                         f"{subject(path, root)} is too long ({len(value)} characters) to be "
