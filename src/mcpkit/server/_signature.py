@@ -279,7 +279,9 @@ def function_schema(
     Raises:
         LocalProtocolError: the function cannot be a tool: ``*args`` / ``**kwargs`` or
             positional-only parameters, a generator, more than one context parameter, a
-            type hint that cannot be resolved, or a type that has no JSON Schema.
+            type hint that cannot be resolved, a type that has no JSON Schema, or a
+            ``Meta(pattern=)`` that is malformed or only Python's backtracking engine can
+            run and could take too long on (see :mod:`._argpatterns`).
     """
     label = name or getattr(fn, "__name__", None)
     if not label:
