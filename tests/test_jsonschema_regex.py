@@ -135,11 +135,36 @@ BACKTRACKING: Final = [
 @pytest.mark.parametrize(("pattern", "expected"), BACKTRACKING)
 @pytest.mark.parametrize("untrusted", [False, True])
 def test_patterns_run_in_linear_time(pattern: str, expected: bool, untrusted: bool) -> None:
-    # RE2 runs them, a peer's and one's own alike, on text of any length.
+    # RE2 runs them, a peer's and one's own alike, on text as long as a message.
     validator = compile_schema({"type": "string", "pattern": pattern}, untrusted=untrusted)
     started = time.monotonic()
     assert validator.is_valid("a" * 100_000 + "!") is expected
     assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("untrusted", [False, True])
+def test_a_large_re2_program_runs_on_bounded_text(untrusted: bool) -> None:
+    # RE2 is linear in the text times the program size once its DFA outgrows its memory:
+    # 4,005 instructions took 64 s on a million "x". Small programs are not bounded.
+    pattern = "x{0,1000}x{0,1000}y"
+    validator = compile_schema({"type": "string", "pattern": pattern}, untrusted=untrusted)
+    assert validator.is_valid("x" * 30_000 + "y")
+    started = time.monotonic()
+    errors = validator.errors("x" * 1_000_000)
+    assert time.monotonic() - started < 1
+    assert "too long (1000000 characters) to be checked" in errors[0].message
+    assert "(at most 33512)" in errors[0].message
+    names = {"type": "object", "patternProperties": {pattern: {"type": "integer"}}}
+    validator = compile_schema(names, untrusted=untrusted)
+    assert validator.is_valid({"x" * 30_000 + "y": 1, "z": "any"})
+    started = time.monotonic()
+    errors = validator.errors({"x" * 1_000_000: 1})
+    assert time.monotonic() - started < 1
+    assert [(e.keyword, e.message[:50]) for e in errors] == [
+        ("patternProperties", "the property name is too long (1000000 characters)")
+    ]
+    small = compile_schema({"type": "string", "pattern": "\\d+\\.\\d+"}, untrusted=untrusted)
+    assert small.is_valid("1" * 4_000_000 + ".5")
 
 
 #: Patterns only Python's engine can run (lookaround) that could backtrack for long.

@@ -107,7 +107,19 @@ def properties_check(
                 ok = False
             if patterns and isinstance(name, str):  # non-string keys are not JSON
                 for regex, pattern_node in patterns:
-                    if regex.search(name):
+                    if regex.longest and len(name) > regex.longest:
+                        # (neither matched nor not: which subschemas apply is unknown)
+                        if not ctx.collect:
+                            return False
+                        ctx.add(
+                            (path, name),
+                            "patternProperties",
+                            f"the property name is too long ({len(name)} characters) to "
+                            f"be checked against the pattern {show(regex.source)} (at most "
+                            f"{regex.longest})",
+                        )
+                        ok = False
+                    elif regex.search(name):
                         matched = True
                         if not pattern_node.fn(value, (path, name), ctx):
                             if not ctx.collect:

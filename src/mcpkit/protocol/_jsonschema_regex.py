@@ -19,12 +19,15 @@ Python's engine backtracks, and cannot be given a time limit: a repeated group
 (``(a+)+``, ``(a|aa)+``) can take exponential time on a crafted string, two long
 repetitions that can match the same text polynomial time (``a*a*b``: 6 s on 4,096
 characters), and even one repetition searches in quadratic time (``a+b``: 250 s on a
-million characters). RE2 runs in time linear in the text whatever the pattern, so every
-pattern RE2 can express runs there (a string of 200,000 digits against ``\\d+\\.\\d+``: 18 s
-in Python, under a millisecond in RE2). The others (back references, lookaround, a
-repetition bound over 1,000) run in Python only if they hold at most one long repetition
-(``*``, ``+``, or a bound over 16) and repeat no group (:class:`UnsafePattern` otherwise),
-and only on text of at most :data:`PYTHON_TEXT` characters.
+million characters). RE2 runs in time linear in the text, so every pattern RE2 can
+express runs there (a string of 200,000 digits against ``\\d+\\.\\d+``: 18 s in Python, under
+a millisecond in RE2). Linear, but in the text times the size of the pattern's program when
+RE2's DFA outgrows its memory and it simulates the NFA instead (``x{0,1000}x{0,1000}y``, 4,005
+instructions: 64 s on a million ``x``), so text is bounded by :data:`RE2_BUDGET` over the
+program size (no bound in practice for small programs). The others (back references,
+lookaround, a repetition bound over 1,000) run in Python only if they hold at most one long
+repetition (``*``, ``+``, or a bound over 16) and repeat no group (:class:`UnsafePattern`
+otherwise), and only on text of at most :data:`PYTHON_TEXT` characters.
 """
 
 from __future__ import annotations
@@ -32,7 +35,14 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-__all__ = ["PYTHON_TEXT", "Matcher", "UnsafePattern", "compile_pattern", "python_pattern"]
+__all__ = [
+    "PYTHON_TEXT",
+    "RE2_BUDGET",
+    "Matcher",
+    "UnsafePattern",
+    "compile_pattern",
+    "python_pattern",
+]
 
 
 class UnsafePattern(ValueError):
@@ -46,6 +56,10 @@ class _NotRE2(Exception):
 #: The longest text a pattern only Python's engine can run is searched in (longer text
 #: fails unsearched: one repetition searches in quadratic time).
 PYTHON_TEXT: Final = 8_192
+#: RE2's text bound times its program size (instructions): about 16 ns each when RE2
+#: falls back to the NFA, so at most a few seconds; programs of up to 32 instructions
+#: (``\\d+\\.\\d+``: 9) are not bounded below 4 MiB, ``\\w{1,64}`` (259) at 518,000 chars.
+RE2_BUDGET: Final = 1 << 27
 #: A repetition allowing more than this many occurrences counts as long.
 _LONG: Final = 16
 
@@ -245,8 +259,7 @@ def _translate(source: str, engine: _Engine, refuse_nested: bool = False) -> str
 
 class Matcher:
     """A compiled pattern: :meth:`search` is ECMA-262 ``RegExp.test``; ``longest`` (0: no
-    bound) is the longest text it may be run on (Python's engine only); ``source`` is the
-    pattern as written."""
+    bound) is the longest text it may be run on; ``source`` is the pattern as written."""
 
     __slots__ = ("_regex", "longest", "re2", "source")
 
@@ -254,7 +267,7 @@ class Matcher:
         self.source = source
         self._regex = regex
         self.re2 = re2
-        self.longest = 0 if re2 else PYTHON_TEXT
+        self.longest = RE2_BUDGET // max(1, regex.programsize) if re2 else PYTHON_TEXT
 
     def search(self, text: str) -> bool:
         """Whether the pattern matches somewhere in ``text`` (which must not be longer than
