@@ -40,7 +40,8 @@ NO_IO = {
 THIRD_PARTY_OK = {
     "types": {"msgspec"},
     "exceptions": {"msgspec"},
-    "protocol": {"msgspec"},
+    # re2 (google-re2): pure computation, JSON Schema patterns in linear time.
+    "protocol": {"msgspec", "re2"},
     # trio only to start a background task that outlives a request (aio/_background.py).
     # exceptiongroup: the backport of BaseExceptionGroup (Python 3.10; aio/_groups.py).
     "aio": {"msgspec", "anyio", "trio", "exceptiongroup"},
@@ -118,12 +119,13 @@ def run_python(code: str) -> str:
                 "mcpkit.server",
                 "mcpkit.client",
                 "mcpkit.aio",
+                "re2",  # imported on the first pattern compiled
             },
         ),
         ("mcpkit.types", {"anyio", "asyncio", "trio", "mcpkit.protocol"}),
-        ("mcpkit.protocol", {"anyio", "asyncio", "trio", "threading", "socket"}),
+        ("mcpkit.protocol", {"anyio", "asyncio", "trio", "threading", "socket", "re2"}),
         ("mcpkit.client", {"mcpkit.server", "httpx", "starlette", "uvicorn"}),
-        ("mcpkit.server", {"mcpkit.client", "httpx", "starlette", "uvicorn"}),
+        ("mcpkit.server", {"mcpkit.client", "httpx", "starlette", "uvicorn", "re2"}),
     ],
 )
 def test_import_cost(module: str, forbidden: set[str]) -> None:

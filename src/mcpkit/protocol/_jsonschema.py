@@ -13,10 +13,14 @@ validation has a step budget and a depth limit, and running out is reported as a
 
 Where this differs from a complete implementation:
 
-- ``pattern`` is read as ECMA-262 and run by Python :mod:`re` (``$``, ``.``, ``\\d``,
-  ``\\w``, ``[^]``, named groups translated; ``\\p{...}`` is a compile error). A regular
-  expression cannot be given a time limit: patterns are limited to 1,000 characters, and
-  those of an ``untrusted`` schema may not nest repetitions (exponential backtracking).
+- ``pattern`` is read as ECMA-262 and run by RE2, in time linear in the text (``$``,
+  ``.``, ``\\d``, ``\\w``, ``\\s``, ``\\b``, ``[^]``, named groups translated; ``\\p{...}``
+  is a compile error), on text of at most 2**27 characters over its program size (RE2 is
+  linear in both when its DFA gives up). Lookaround and back references need Python's
+  backtracking :mod:`re`: such a pattern may not repeat a group or hold two long
+  repetitions (a peer's then goes unchecked, one's own is a compile error) and reads at
+  most 8,192 characters of text.
+  Patterns are limited to 1,000 characters.
 - ``format`` is an annotation; with ``check_formats=True`` "date", "date-time", "email",
   "uri" and "uuid" are checked loosely. ``multipleOf`` treats a float as the decimal it
   prints as (0.3 is a multiple of 0.1).
@@ -145,14 +149,16 @@ def compile_schema(
             a 16 MiB message can hold (100,000 refused valid arguments under 1 MiB); a
             million steps take a few hundred milliseconds.
         check_formats: assert ``format`` loosely instead of treating it as an annotation.
-        untrusted: the schema comes from a peer: a ``pattern`` whose repetitions nest,
-            which can backtrack for exponential time (ReDoS), is refused.
+        untrusted: the schema comes from a peer: a ``pattern`` only Python's engine can
+            run (lookaround, back references) that could backtrack for a long time (ReDoS)
+            goes unchecked instead of failing the compilation.
 
     Raises:
         LocalProtocolError: the schema is not an object or boolean, names an unsupported
             ``$schema`` dialect, has a malformed keyword value or an unsupported keyword,
             has a ``$ref`` outside the document ("remote $ref not allowed"), one that does
-            not resolve or a ``$ref`` cycle, or the limits are out of range.
+            not resolve or a ``$ref`` cycle, or the limits are out of range; (not
+            ``untrusted``) a pattern only Python's engine can run could backtrack.
     """
     if not 1 <= max_depth <= _MAX_DEPTH_LIMIT or max_steps < 1:
         raise LocalProtocolError(f"max_depth must be 1 to {_MAX_DEPTH_LIMIT}, max_steps >= 1")

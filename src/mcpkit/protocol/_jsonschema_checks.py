@@ -9,10 +9,10 @@ objects and arrays may assume their type. A failing check reports one error only
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from ._jsonschema_regex import Matcher
 from ._jsonschema_runtime import (
     STEP_MESSAGE,
     Check,
@@ -90,7 +90,7 @@ def ref_check(node: Node) -> Check:
 
 def properties_check(
     props: dict[str, Node],
-    patterns: Sequence[tuple[re.Pattern[str], Node]],
+    patterns: Sequence[tuple[Matcher, Node]],
     additional: Node | None,
 ) -> Check:
     """``properties``, ``patternProperties`` and ``additionalProperties`` in one pass."""
@@ -107,7 +107,19 @@ def properties_check(
                 ok = False
             if patterns and isinstance(name, str):  # non-string keys are not JSON
                 for regex, pattern_node in patterns:
-                    if regex.search(name) is not None:
+                    if regex.longest and len(name) > regex.longest:
+                        # (neither matched nor not: which subschemas apply is unknown)
+                        if not ctx.collect:
+                            return False
+                        ctx.add(
+                            (path, name),
+                            "patternProperties",
+                            f"the property name is too long ({len(name)} characters) to "
+                            f"be checked against the pattern {show(regex.source)} (at most "
+                            f"{regex.longest})",
+                        )
+                        ok = False
+                    elif regex.search(name):
                         matched = True
                         if not pattern_node.fn(value, (path, name), ctx):
                             if not ctx.collect:

@@ -19,7 +19,7 @@ from urllib.parse import unquote, urljoin
 from ..exceptions import LocalProtocolError
 from . import _jsonschema_checks as c
 from ._jsonschema_dialect import dialect_of
-from ._jsonschema_regex import UnsafePattern, python_pattern
+from ._jsonschema_regex import Matcher, UnsafePattern, compile_pattern
 from ._jsonschema_runtime import (
     Check,
     Node,
@@ -35,7 +35,6 @@ __all__ = ["compile_document"]
 
 _MAX_SCHEMA_DEPTH = 128  # nesting of the schema document itself (compiling recurses)
 _MAX_PATTERN = 1_000
-_PEER_TEXT = 8_192  # longest text a peer's pattern is run on (search is quadratic)
 _TYPES = {"null", "boolean", "object", "array", "number", "string", "integer"}
 _UNSUPPORTED = {
     "unevaluatedProperties": "'unevaluatedProperties' is not supported; use additionalProperties",
@@ -78,7 +77,6 @@ class _Compiler:
     def __init__(self, root: Any, check_formats: bool, untrusted: bool = False) -> None:
         self.root = root
         self.untrusted = untrusted
-        self.peer_text = _PEER_TEXT if untrusted else 0  # the bound on text a pattern reads
         self.draft07 = dialect_of(root) == "draft-07"
         self.check_formats = check_formats
         self.memo: dict[tuple[int, str], Node] = {}
@@ -253,8 +251,7 @@ class _Compiler:
                 checks[bucket].append(c.size_check(limit, at_least, keyword, nouns))
         if "pattern" in schema:  # a peer's unsafe one goes unchecked (the schema is kept)
             with contextlib.suppress(UnsafePattern):
-                regex, longest = self.regex(schema["pattern"], loc), self.peer_text
-                checks[str].append(c.pattern_check(regex, schema["pattern"], longest))
+                checks[str].append(c.pattern_check(self.regex(get("pattern"), loc)))
         if "format" in schema:
             if not isinstance(get("format"), str):
                 raise self.fail(loc, "'format' must be a string")
@@ -389,12 +386,15 @@ class _Compiler:
             raise self.fail(loc, f"'{keyword}' must be a non-negative integer")
         return value
 
-    def regex(self, source: Any, loc: str) -> re.Pattern[str]:
+    def regex(self, source: Any, loc: str) -> Matcher:
         if not isinstance(source, str) or len(source) > _MAX_PATTERN:
             raise self.fail(loc, f"a pattern must be a string of at most {_MAX_PATTERN} chars")
         try:
-            return re.compile(python_pattern(source, refuse_nested=self.untrusted))
-        except UnsafePattern:
-            raise  # (the caller decides what a peer's unsafe pattern means)
+            return compile_pattern(source)
+        except UnsafePattern as exc:
+            if self.untrusted:
+                raise  # (the caller decides what a peer's unsafe pattern means)
+            why = f"only Python's engine can run it (no RE2: lookaround?), where {exc}"
+            raise self.fail(loc, f"the pattern {source!r} is refused: {why}") from None
         except (re.error, ValueError, OverflowError) as exc:
             raise self.fail(loc, f"invalid pattern {source!r} ({exc})") from None

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from ._jsonschema_regex import Matcher
 from ._jsonschema_runtime import (
     Check,
     Ctx,
@@ -94,11 +95,11 @@ def size_check(limit: int, at_least: bool, keyword: str, nouns: tuple[str, str])
 # -- strings --------------------------------------------------------------------------------
 
 
-def pattern_check(regex: re.Pattern[str], source: str, longest: int = 0) -> Check:
-    """``pattern``: a Python ``re`` search, unanchored like ECMA-262 ``RegExp.test``;
-    ``longest`` (0: no bound): a longer string fails unsearched (for a peer's pattern: even
-    one repetition searches in quadratic time, 250 s on a million characters)."""
-    shown = show(source)
+def pattern_check(regex: Matcher) -> Check:
+    """``pattern``: unanchored like ECMA-262 ``RegExp.test``; text longer than
+    ``regex.longest`` (a pattern only Python's backtracking engine can run: even one
+    repetition searches in quadratic time there) fails unsearched."""
+    shown, longest = show(regex.source), regex.longest
 
     def check(inst: Any, path: Path, ctx: Ctx) -> bool:
         if longest and len(inst) > longest:
@@ -110,7 +111,7 @@ def pattern_check(regex: re.Pattern[str], source: str, longest: int = 0) -> Chec
                     f"against the pattern {shown} (at most {longest})",
                 )
             return False
-        if regex.search(inst) is not None:
+        if regex.search(inst):
             return True
         if ctx.collect:
             ctx.add(path, "pattern", f"{field(path)} must match the pattern {shown}")

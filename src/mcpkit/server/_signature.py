@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, MCPError
+from ._argpatterns import pattern_problems, strip_patterns
 from ._argvalues import UniqueItems, has_integral_float, integral_where_needed
 from ._callables import callable_kind
 from ._docstrings import parse_docstring
@@ -29,13 +30,9 @@ from ._typeschema import (
     SchemaSet,
     accepts_none,
     is_context,
-    meta_keywords,
-    msgspec_schema_error,
-    pydantic_adapter,
+    property_schemas,
     pydantic_error_type,
-    pydantic_loaded,
     type_hints,
-    uses_pydantic,
 )
 
 __all__ = ["ArgumentError", "FunctionSchema", "ParameterInfo", "ResultError", "function_schema"]
@@ -140,6 +137,7 @@ class _Binder:
         "_struct",
         "_types",
         "_unique",
+        "_walkers",
     )
 
     def __init__(
@@ -151,6 +149,10 @@ class _Binder:
         schema: dict[str, Any],
         strict: bool,
     ) -> None:
+        # msgspec would check patterns with Python's backtracking re: RE2 checks them.
+        stripped = {n: strip_patterns(tp, label) for n, tp in types.items() if n not in adapters}
+        types = {n: stripped[n][0] if n in stripped else tp for n, tp in types.items()}
+        self._walkers = tuple((n, w) for n, (_, w) in stripped.items() if w is not None)
         # Internal attribute names are a0, a1 ... so no argument name can clash with anything
         # on the struct; `name=` maps them to the argument names on the wire. Optional
         # arguments default to UNSET so that the function's own defaults apply.
@@ -195,13 +197,16 @@ class _Binder:
                 struct = msgspec.convert(whole, self._struct, strict=self._strict, str_keys=True)
             except msgspec.ValidationError:
                 raise ArgumentError(self._explain(whole)) from None
+        values = _astuple(struct)
+        if self._walkers:
+            problems = pattern_problems(self._walkers, dict(zip(self._names, values, strict=True)))
+            if problems:
+                raise ArgumentError(problems)
         if self._unique is not None:
             repeated = self._unique.problems(arguments)
             if repeated:
                 raise ArgumentError(repeated)
-        kwargs = {
-            name: v for name, v in zip(self._names, _astuple(struct), strict=True) if v is not UNSET
-        }
+        kwargs = {name: v for name, v in zip(self._names, values, strict=True) if v is not UNSET}
         for name, adapter in self._pydantic:
             if name in kwargs:
                 try:
@@ -231,7 +236,8 @@ class _Binder:
             else:
                 tp = self._types[name]
                 try:
-                    msgspec.convert(value, tp, strict=self._strict, str_keys=True)
+                    converted = msgspec.convert(value, tp, strict=self._strict, str_keys=True)
+                    errors.extend(pattern_problems(self._walkers, {name: converted}))
                 except msgspec.ValidationError as exc:
                     path, text = explain_msgspec(
                         exc,
@@ -273,7 +279,9 @@ def function_schema(
     Raises:
         LocalProtocolError: the function cannot be a tool: ``*args`` / ``**kwargs`` or
             positional-only parameters, a generator, more than one context parameter, a
-            type hint that cannot be resolved, or a type that has no JSON Schema.
+            type hint that cannot be resolved, a type that has no JSON Schema, or a
+            ``Meta(pattern=)`` that is malformed or only Python's backtracking engine can
+            run and could take too long on (see :mod:`._argpatterns`).
     """
     label = name or getattr(fn, "__name__", None)
     if not label:
@@ -314,7 +322,7 @@ def function_schema(
         types[param.name] = tp
     schemas = SchemaSet()
     adapters: dict[str, Any] = {}
-    props = _property_schemas(label, types, adapters, schemas)
+    props = property_schemas(label, types, adapters, schemas)
 
     properties: dict[str, Any] = {}
     infos: list[ParameterInfo] = []
@@ -360,36 +368,3 @@ def function_schema(
         _binder=_Binder(label, types, adapters, set(required), input_schema, strict),
         _structurer=structurer,
     )
-
-
-def _property_schemas(
-    label: str, types: dict[str, Any], adapters: dict[str, Any], schemas: SchemaSet
-) -> dict[str, dict[str, Any]]:
-    """The schema of every parameter type; fills ``adapters`` for the ones pydantic handles:
-    those mentioning a pydantic type, and (when pydantic is loaded) those msgspec cannot
-    describe."""
-    by_pydantic = {name for name, tp in types.items() if uses_pydantic(tp)}
-    if pydantic_loaded():
-        by_pydantic |= {name for name, tp in types.items() if msgspec_schema_error(tp) is not None}
-    plain = {name: tp for name, tp in types.items() if name not in by_pydantic}
-    try:
-        props = dict(zip(plain, schemas.add_msgspec(list(plain.values())), strict=True))
-    except TypeError as exc:
-        culprit = next((n for n, tp in plain.items() if msgspec_schema_error(tp) is not None), None)
-        tp = types.get(culprit or "")
-        why = msgspec_schema_error(tp) if culprit else str(exc)
-        raise LocalProtocolError(
-            f"{label!r}: parameter {culprit!r} has type {tp!r}, which has no JSON Schema: {why}"
-        ) from None
-    for pname in [name for name in types if name in by_pydantic]:
-        tp = types[pname]
-        try:
-            extra = meta_keywords(tp)
-            adapters[pname] = pydantic_adapter(tp)
-            props[pname] = {**schemas.add_pydantic(tp), **extra}
-        except Exception as exc:
-            raise LocalProtocolError(
-                f"{label!r}: parameter {pname!r} has type {tp!r}, which neither msgspec nor "
-                f"pydantic can validate: {' '.join(str(exc).split())}"
-            ) from None
-    return {name: props[name] for name in types}

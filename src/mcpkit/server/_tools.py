@@ -112,7 +112,8 @@ class ToolRegistry:
             LocalProtocolError: the name is taken or invalid, the signature cannot be
                 described (``*args``, unresolvable annotations, ...), or a hand-given
                 input schema does not say ``"type": "object"`` at its root or has an
-                invalid ``x-mcp-header`` annotation.
+                invalid ``x-mcp-header`` annotation, or a pattern is refused (malformed, or
+                only Python's backtracking engine can run it and could take too long).
         """
         raw_validator = None
         if input_schema is not None:

@@ -32,6 +32,7 @@ __all__ = [
     "is_context",
     "meta_keywords",
     "msgspec_schema_error",
+    "property_schemas",
     "pydantic_adapter",
     "pydantic_error_type",
     "pydantic_loaded",
@@ -316,3 +317,36 @@ def accepts_none(tp: Any) -> bool:
     if typing.get_origin(tp) in UNION_TYPES:
         return any(accepts_none(arg) for arg in typing.get_args(tp))
     return typing.get_origin(tp) is typing.Literal and None in typing.get_args(tp)
+
+
+def property_schemas(
+    label: str, types: dict[str, Any], adapters: dict[str, Any], schemas: SchemaSet
+) -> dict[str, dict[str, Any]]:
+    """The schema of every parameter type; fills ``adapters`` for the ones pydantic handles:
+    those mentioning a pydantic type, and (when pydantic is loaded) those msgspec cannot
+    describe."""
+    by_pydantic = {name for name, tp in types.items() if uses_pydantic(tp)}
+    if pydantic_loaded():
+        by_pydantic |= {name for name, tp in types.items() if msgspec_schema_error(tp) is not None}
+    plain = {name: tp for name, tp in types.items() if name not in by_pydantic}
+    try:
+        props = dict(zip(plain, schemas.add_msgspec(list(plain.values())), strict=True))
+    except TypeError as exc:
+        culprit = next((n for n, tp in plain.items() if msgspec_schema_error(tp) is not None), None)
+        tp = types.get(culprit or "")
+        why = msgspec_schema_error(tp) if culprit else str(exc)
+        raise LocalProtocolError(
+            f"{label!r}: parameter {culprit!r} has type {tp!r}, which has no JSON Schema: {why}"
+        ) from None
+    for pname in [name for name in types if name in by_pydantic]:
+        tp = types[pname]
+        try:
+            extra = meta_keywords(tp)
+            adapters[pname] = pydantic_adapter(tp)
+            props[pname] = {**schemas.add_pydantic(tp), **extra}
+        except Exception as exc:
+            raise LocalProtocolError(
+                f"{label!r}: parameter {pname!r} has type {tp!r}, which neither msgspec nor "
+                f"pydantic can validate: {' '.join(str(exc).split())}"
+            ) from None
+    return {name: props[name] for name in types}
