@@ -224,6 +224,18 @@ EDGES: list[tuple[dict[str, Any], Any, bool]] = [
     (props(a={"type": "array", "items": {"type": "string"}}), {"a": [Text("x")]}, True),
     (props(a={"unknown": 1, "x-also": 2}), {"a": {"deep": [[[]]]}}, True),
     (props(a={"format": "date"}), {"a": "2024-02-30"}, True),  # an annotation by default
+    (props(a={"minimum": 1, "exclusiveMinimum": 1.0}), {"a": 1}, False),  # ties: strict
+    (props(a={"minimum": 1, "exclusiveMinimum": 0}), {"a": 1}, True),
+    (props(a={"maximum": 2.5, "exclusiveMaximum": 3}), {"a": 2.75}, False),
+    (props(a={"minimum": 0}), {"a": float("nan")}, False),
+    (props(a={"type": "integer", "maximum": 9}), {"a": float("nan")}, False),
+    (props(a={"minimum": 0, "maximum": 2**53 + 1}), {"a": 2**53 + 2}, False),  # exact
+    (props(a={"enum": [True, None]}), {"a": None}, True),
+    (props(a={"enum": [True, None]}), {"a": False}, False),
+    (props(a={"type": "array", "items": {"minimum": 1}}), {"a": [1, "x", 0]}, False),
+    (ECHO, {"other": "hello"}, False),  # as many members as required, the wrong one
+    ({"type": "object", "required": ["a"]}, {"a": [[]]}, True),
+    ({"type": "object", "required": ["a"], "additionalProperties": False}, {"a": 1}, False),
     ({**props(a={}), "additionalProperties": True}, {"b": 1}, True),
     ({**props(a={}), "additionalProperties": False}, {"b": 1}, False),
     ({**props(a={}), "additionalProperties": False}, {1: 1}, False),

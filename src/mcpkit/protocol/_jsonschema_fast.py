@@ -19,7 +19,6 @@ general path's step and depth limits cannot run out on an instance it accepts.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -44,11 +43,14 @@ _VALUE = frozenset({
 _ROOT = frozenset({
     "type", "properties", "required", "additionalProperties", "$schema", "$defs",
     "definitions"})  # fmt: skip
-_COMPARE = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+_MISSING: Any = object()  # an absent member, and "this type is not allowed": in no entry
 
 Test = Callable[[Any], bool]
-# A property's allowed Python types (``type``) and a test of its other keywords, if any.
-_Entry = tuple[frozenset[type], Test | None]
+# A value's allowed Python types (exact), each with a test of the keywords that apply to
+# that type (``None``: the type is all there is to check).
+Entry = dict[type, Test | None]
+# A bound as (limit, strict): ``minimum`` 0 is (0, False), ``exclusiveMinimum`` 0 (0, True).
+Bound = tuple[int | float, bool]
 
 
 def _plain(schema: Mapping[str, Any], allowed: frozenset[str]) -> bool:
@@ -79,7 +81,7 @@ def fast_check(
     if spare < 0 or (arrays and max_depth < 2):  # an array with items is one level more
         return None
     per_array = spare // arrays if arrays else 0  # steps its items may take
-    entries: dict[str, _Entry] = {}
+    entries: dict[str, Entry] = {}
     for name, sub in props.items():
         entry = _entry(sub, check_formats, per_array)
         if entry is None:
@@ -89,34 +91,48 @@ def fast_check(
 
 
 def _object_check(
-    entries: dict[str, _Entry], required: tuple[str, ...], closed: bool
+    entries: dict[str, Entry], required: tuple[str, ...], closed: bool
 ) -> Callable[[Any], bool]:
     get = entries.get
+    # A required member without a property schema: anything, unless none such may be there.
+    other: Entry = {} if closed else dict.fromkeys(_ALL)
+    wanted = tuple((name, entries.get(name, other)) for name in required)
+    count = len(wanted)
 
     def check(inst: Any) -> bool:
         if type(inst) is not dict:
             return False
+        if len(inst) == count:
+            # As many members as are required: when each required one is there (an absent
+            # one is _MISSING, of a type no entry has), they are all there is.
+            for name, entry in wanted:
+                value = inst.get(name, _MISSING)
+                test = entry.get(type(value), _MISSING)
+                if test is not None and (test is _MISSING or not test(value)):
+                    return False
+            return True
         for name in required:
             if name not in inst:
                 return False
         for name, value in inst.items():
-            entry = get(name)
-            if entry is None:
+            tests = get(name)
+            if tests is None:
                 if closed:
                     return False
                 continue
-            kinds, test = entry
-            if type(value) not in kinds or (test is not None and not test(value)):
+            test = tests.get(type(value), _MISSING)
+            if test is not None and (test is _MISSING or not test(value)):
                 return False
         return True
 
     return check
 
 
-def _entry(schema: Any, check_formats: bool, per_array: int) -> _Entry | None:
-    """The Python types a property's value may have and a test of the rest, or ``None``."""
+def _entry(schema: Any, check_formats: bool, per_array: int) -> Entry | None:
+    """The Python types a property's value may have, each with a test of the keywords
+    that apply to it, or ``None`` when the schema is not a plain value's."""
     if schema is True:
-        return _ALL, None
+        return dict.fromkeys(_ALL)
     if not isinstance(schema, dict) or not _plain(schema, _VALUE):
         return None
     names = schema.get("type")
@@ -126,93 +142,134 @@ def _entry(schema: Any, check_formats: bool, per_array: int) -> _Entry | None:
         kinds = frozenset(t for n in names for t in _PY[n])
     # "integer" takes a float with a zero fraction (2020-12 validation 6.1.1), unless
     # "number" takes every float anyway.
-    integral = names is not None and "integer" in names and "number" not in names
-    keys = None
+    whole = names is not None and "integer" in names and "number" not in names
+    keys: list[set[Any]] | None = None
     if "enum" in schema or "const" in schema:  # (each one must hold)
         keys = [{json_key(v) for v in schema["enum"]}] if "enum" in schema else []
         if "const" in schema:
             keys.append({json_key(schema["const"])})
+        kinds -= {dict, list}  # an array or object compared: the general path's call
     fmt = schema.get("format")
     valid = FORMATS[fmt] if check_formats and fmt in FORMATS else None
-    items: _Entry | None = None
+    items: Entry | None = None
     if "items" in schema:
         if isinstance(schema["items"], dict) and "items" in schema["items"]:
             return None  # (nested arrays would need depth bookkeeping)
         items = _entry(schema["items"], check_formats, 0)
         if items is None:
             return None
-    pairs = _bounds(schema)
+    low, high = _bounds(schema)
     text = schema.get("minLength", 0), schema.get("maxLength")
     size = schema.get("minItems", 0), schema.get("maxItems")
-    if not (integral or keys or valid or items or pairs) and text == size == (0, None):
-        return kinds, None  # the type alone: checked by the caller
-    return kinds, _value_test(integral, keys, pairs, text, valid, size, items, per_array)
+    tests: Entry = {}
+    for t in kinds:
+        if t is str:
+            tests[t] = _string_test(text, valid, keys)
+        elif t is int or t is float:
+            tests[t] = _number_test(whole and t is float, low, high, keys)
+        elif t is list:
+            tests[t] = _array_test(size, items, per_array)
+        elif t is dict or keys is None:
+            tests[t] = None
+        else:  # true, false or null, in an enum or const
+            tests[t] = _in_test(keys, json_key if t is bool else None)
+    return tests
 
 
-def _value_test(
-    integral: bool,
-    keys: list[set[Any]] | None,
-    pairs: list[tuple[Callable[[Any, Any], bool], float]],
+def _string_test(
     text: tuple[float, float | None],
     valid: Callable[[str], bool] | None,
-    size: tuple[float, float | None],
-    items: _Entry | None,
-    most: int,
-) -> Test:
-    """Everything but the type, in one call: a value's keywords for its own type only."""
+    keys: list[set[Any]] | None,
+) -> Test | None:
     shortest, longest = text
-    fewest, most_items = size
-    item_kinds, item_test = items if items is not None else (_ALL, None)
+    if not shortest and longest is None and valid is None and keys is None:
+        return None
 
-    def test(v: Any) -> bool:
-        t = type(v)
-        if t is str:
-            if len(v) < shortest or (longest is not None and len(v) > longest):
-                return False
-            if valid is not None and not valid(v):
-                return False
-        elif t is int or t is float:
-            if integral and t is float and not v.is_integer():
-                return False
-            for compare, limit in pairs:
-                if not compare(v, limit):
-                    return False
-        elif t is list:
-            count = len(v)
-            if count < fewest or (most_items is not None and count > most_items):
-                return False
-            if items is not None:
-                if count > most:  # the general path's steps could run out: its call
-                    return False
-                for item in v:
-                    if type(item) not in item_kinds:
-                        return False
-                    if item_test is not None and not item_test(item):
-                        return False
-        if keys is not None:  # JSON equality: 1 == 1.0, true != 1
-            if t is bool:
-                v = json_key(v)
-            elif t is dict or t is list:
-                return False  # (an array or object in an enum: the general path's call)
-            for allowed in keys:
-                if v not in allowed:
+    def test(v: str) -> bool:
+        size = len(v)  # code points, as JSON Schema counts (2020-12 validation 6.3.1)
+        if size < shortest or (longest is not None and size > longest):
+            return False
+        if valid is not None and not valid(v):
+            return False
+        if keys is not None:
+            for choices in keys:
+                if v not in choices:
                     return False
         return True
 
     return test
 
 
-def _bounds(schema: Mapping[str, Any]) -> list[tuple[Callable[[Any, Any], bool], float]]:
-    """``minimum`` / ``maximum`` / ``exclusive*``, read as the compiler reads them (the
-    draft-04 boolean ``exclusiveMinimum`` makes ``minimum`` strict)."""
-    found: list[tuple[Callable[[Any, Any], bool], float]] = []
-    for bound, exclusive, op in (
-        ("minimum", "exclusiveMinimum", ">="),
-        ("maximum", "exclusiveMaximum", "<="),
+def _number_test(
+    whole: bool, low: Bound | None, high: Bound | None, keys: list[set[Any]] | None
+) -> Test | None:
+    if not whole and low is None and high is None and keys is None:
+        return None
+    least, above = low if low is not None else (0, False)
+    most, below = high if high is not None else (0, False)
+
+    def test(v: float) -> bool:
+        # Each comparison is written so that NaN fails it, as in the general path.
+        if whole and not v.is_integer():
+            return False
+        if low is not None and not (v > least if above else v >= least):
+            return False
+        if high is not None and not (v < most if below else v <= most):
+            return False
+        if keys is not None:
+            for choices in keys:
+                if v not in choices:  # JSON equality: 1 == 1.0
+                    return False
+        return True
+
+    return test
+
+
+def _array_test(size: tuple[float, float | None], items: Entry | None, most: int) -> Test | None:
+    fewest, longest = size
+    if not fewest and longest is None and items is None:
+        return None
+    kinds: Entry = items if items is not None else {}
+
+    def test(v: list[Any]) -> bool:
+        count = len(v)
+        if count < fewest or (longest is not None and count > longest):
+            return False
+        if items is not None:
+            if count > most:  # the general path's steps could run out: its call
+                return False
+            for item in v:
+                check = kinds.get(type(item), _MISSING)
+                if check is not None and (check is _MISSING or not check(item)):
+                    return False
+        return True
+
+    return test
+
+
+def _in_test(keys: list[set[Any]], key: Callable[[Any], Any] | None) -> Test:
+    def test(v: Any) -> bool:
+        k = v if key is None else key(v)  # true != 1 in JSON
+        return all(k in allowed for allowed in keys)
+
+    return test
+
+
+def _bounds(schema: Mapping[str, Any]) -> tuple[Bound | None, Bound | None]:
+    """The tightest lower and upper bound from ``minimum`` / ``maximum`` / ``exclusive*``,
+    read as the compiler reads them (the draft-04 boolean ``exclusiveMinimum`` makes
+    ``minimum`` strict). A value within the tightest one is within all of them."""
+    lows: list[Bound] = []
+    highs: list[Bound] = []
+    for bound, exclusive, found in (
+        ("minimum", "exclusiveMinimum", lows),
+        ("maximum", "exclusiveMaximum", highs),
     ):
-        strict = schema.get(exclusive) is True
         if bound in schema:
-            found.append((_COMPARE[op[0] if strict else op], schema[bound]))
+            found.append((schema[bound], schema.get(exclusive) is True))
         if exclusive in schema and not isinstance(schema[exclusive], bool):
-            found.append((_COMPARE[op[0]], schema[exclusive]))
-    return found
+            found.append((schema[exclusive], True))
+    # (int and float compare exactly; on a tie the strict one is tighter)
+    low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
+    high = min(highs, key=lambda b: (b[0], not b[1])) if highs else None
+    return low, high
