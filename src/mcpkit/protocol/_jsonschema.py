@@ -33,12 +33,13 @@ Where this differs from a complete implementation:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import LocalProtocolError
 from ._jsonschema_compile import compile_document
+from ._jsonschema_fast import fast_check
 from ._jsonschema_runtime import DEPTH_MESSAGE, Ctx, Exceeded, Full, Node, parts
 
 __all__ = ["SchemaError", "SchemaValidationError", "SchemaValidator", "compile_schema"]
@@ -79,12 +80,19 @@ class SchemaValidationError(ValueError):
 class SchemaValidator:
     """A compiled schema; make one with :func:`compile_schema` and reuse it."""
 
-    __slots__ = ("_max_depth", "_max_steps", "_root")
+    __slots__ = ("_fast", "_max_depth", "_max_steps", "_root")
 
-    def __init__(self, root: Node, max_depth: int, max_steps: int) -> None:
+    def __init__(
+        self,
+        root: Node,
+        max_depth: int,
+        max_steps: int,
+        fast: Callable[[Any], bool] | None = None,
+    ) -> None:
         self._root = root
         self._max_depth = max_depth
         self._max_steps = max_steps
+        self._fast = fast  # says only "valid for sure" (see ._jsonschema_fast)
 
     def errors(self, instance: Any, *, limit: int = 10) -> list[SchemaError]:
         """Validate ``instance`` (a decoded JSON value) and list up to ``limit`` errors.
@@ -112,6 +120,9 @@ class SchemaValidator:
     def is_valid(self, instance: Any) -> bool:
         """Whether ``instance`` is valid, without building any message (running out of
         steps or depth counts as invalid). Raises nothing."""
+        fast = self._fast
+        if fast is not None and fast(instance):  # a tool's plain arguments, valid
+            return True
         ctx = Ctx(1, self._max_depth, self._max_steps, False)
         try:
             return self._root.fn(instance, (), ctx)
@@ -162,4 +173,6 @@ def compile_schema(
     """
     if not 1 <= max_depth <= _MAX_DEPTH_LIMIT or max_steps < 1:
         raise LocalProtocolError(f"max_depth must be 1 to {_MAX_DEPTH_LIMIT}, max_steps >= 1")
-    return SchemaValidator(compile_document(schema, check_formats, untrusted), max_depth, max_steps)
+    root = compile_document(schema, check_formats, untrusted)  # raises for a bad schema
+    fast = fast_check(schema, check_formats, max_depth, max_steps)
+    return SchemaValidator(root, max_depth, max_steps, fast)

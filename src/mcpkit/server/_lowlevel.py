@@ -48,7 +48,7 @@ from ._listen import serve_listen
 from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
-from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
+from ._tool_rules import arguments_refused, checked_tool, tool_error, tool_failure
 
 __all__ = ["LowLevelServer", "ToolHandler", "ToolResult"]
 
@@ -371,9 +371,8 @@ class LowLevelServer(Running):
             raise RPCError.invalid_params(f"Unknown tool: {params.name!r}")
         _, handler, validator = entry
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        refused = None if validator is None else invalid_arguments(validator, arguments)
-        if refused is not None:
-            return refused  # text only: what every revision reads
+        if validator is not None and not validator.is_valid(arguments):
+            return arguments_refused(validator, arguments)  # text: what every revision reads
         try:
             outcome = await handler(ctx, arguments)
         except RPCError as exc:
