@@ -168,7 +168,7 @@ def test_a_large_re2_program_runs_on_bounded_text(untrusted: bool) -> None:
 
 
 #: Patterns only Python's engine can run (lookaround) that could backtrack for long.
-UNSAFE_FOR_PYTHON: Final = ["(?=a)(a+)+", "^(?=a)(a|aa)+$", "(?!b)a*a*b", "(a)\\1*a*b"]
+UNSAFE_FOR_PYTHON: Final = ["(?=a)(a+)+", "(?=a)(a|aa)+$", "(?!b)a*a*b", "(a)\\1*a*b"]
 
 
 @pytest.mark.parametrize("pattern", UNSAFE_FOR_PYTHON)
@@ -213,7 +213,7 @@ def test_a_pattern_only_python_runs_runs_on_bounded_text(untrusted: bool) -> Non
 
 def test_a_pattern_properties_pattern_that_could_backtrack_is_refused() -> None:
     # Which subschema applies to which property depends on it: it cannot go unchecked.
-    schema = {"type": "object", "patternProperties": {"^(?=a)(a|aa)+$": {"type": "integer"}}}
+    schema = {"type": "object", "patternProperties": {"(?=a)(a|aa)+$": {"type": "integer"}}}
     with pytest.raises(LocalProtocolError, match="refused"):
         compile_schema(schema)
     with pytest.raises(LocalProtocolError, match="patternProperties"):
@@ -272,3 +272,41 @@ async def test_a_client_lists_tools_whose_output_schemas_it_cannot_use(
     assert result.structured_content == {"s": "a" * 40 + "!"}
     # The huge minimum makes its schema unusable; the ReDoS pattern goes unchecked alone.
     assert caplog.text.count("cannot check the output") == 1
+
+
+#: Leading lookaheads after ``^`` (password rules, "never two dashes"): RE2 runs them as
+#: separate anchored checks, and they mean what they mean in ECMA-262 (and Python).
+LEADING_LOOKAHEADS: Final = [
+    ("^(?=.*[A-Z])(?=.*\\d).{8,}$", "Password1", True),
+    ("^(?=.*[A-Z])(?=.*\\d).{8,}$", "password1", False),
+    ("^(?=.*[A-Z])(?=.*\\d).{8,}$", "Pass1", False),
+    ("^(?=.*[A-Z])(?=.*\\d).{8,}$", "Passw\n1ord", False),  # . stops at a line end
+    ("^(?!.*--)[a-z-]+$", "a-b-c", True),
+    ("^(?!.*--)[a-z-]+$", "a--b", False),
+    ("^(?!.*--)[a-z-]+$", "ab\n", False),
+    ("^(?=a|b)[a-c]", "cb", False),  # the alternative stays inside its lookahead
+    ("^(?=[)])[)(]+", ")(", True),  # a parenthesis in a class does not end the group
+    ("^(?=\\))\\)", ")", True),  # nor an escaped one
+    ("^(?=.*x)(?!.*y)", "zx", True),  # an empty rest
+    ("^(?=.*x)(?!.*y)", "xy", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "text", "expected"), LEADING_LOOKAHEADS)
+def test_leading_lookaheads_run_on_re2_with_their_meaning(
+    pattern: str, text: str, expected: bool
+) -> None:
+    assert matches(pattern, text) is expected
+    # An own pattern of this shape was refused at registration (two long repetitions,
+    # for Python's engine); it runs in linear time now, on text of any length.
+    started = time.monotonic()
+    matches(pattern, "a" * 2_000_000 + "A1")
+    assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("pattern", ["^(?=a)b|c*c*d", "^(?=(a))\\1*a*b"])
+def test_lookaheads_that_cannot_be_split_keep_pythons_rules(pattern: str) -> None:
+    # An alternative at the top (the ^ anchors only the first) or a back reference: not
+    # split, so Python's engine and its refusal of what could backtrack.
+    with pytest.raises(LocalProtocolError, match="refused: only Python's engine"):
+        compile_schema({"type": "string", "pattern": pattern})

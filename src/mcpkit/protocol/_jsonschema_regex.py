@@ -24,7 +24,9 @@ express runs there (a string of 200,000 digits against ``\\d+\\.\\d+``: 18 s in 
 a millisecond in RE2). Linear, but in the text times the size of the pattern's program when
 RE2's DFA outgrows its memory and it simulates the NFA instead (``x{0,1000}x{0,1000}y``, 4,005
 instructions: 64 s on a million ``x``), so text is bounded by :data:`RE2_BUDGET` over the
-program size (no bound in practice for small programs). The others (back references,
+program size (no bound in practice for small programs). Lookaheads right after a leading
+``^`` (``^(?=.*[A-Z])(?=.*\\d).{8,}$``, ``^(?!.*--)[a-z-]+$``) run on RE2 too, as separate
+anchored checks (:class:`_AllOf`). The others (back references,
 lookaround, a repetition bound over 1,000) run in Python only if they hold at most one long
 repetition (``*``, ``+``, or a bound over 16) and repeat no group (:class:`UnsafePattern`
 otherwise), and only on text of at most :data:`PYTHON_TEXT` characters.
@@ -311,8 +313,88 @@ def compile_pattern(source: str) -> Matcher:
     try:
         compiled = _re2_compile(_translate(source, _RE2))
     except _NotRE2:
-        compiled = None
+        return _lookaheads_on_re2(source) or _on_python(source, python)
     if compiled is not None:
         return Matcher(source, compiled, re2=True)
+    return _on_python(source, python)
+
+
+def _on_python(source: str, python: re.Pattern[str]) -> Matcher:
     python_pattern(source, refuse_nested=True)
     return Matcher(source, python, re2=False)
+
+
+class _AllOf(Matcher):
+    """``^(?=A)(?!B)C`` as RE2 runs it: at the start, the lookaheads test and consume
+    nothing, so the pattern matches exactly when ``^(?:A)`` and ``^C`` do and ``^(?:B)``
+    does not (the common way of writing "contains an upper-case letter and a digit",
+    "never two dashes": linear on RE2, where Python's engine would backtrack)."""
+
+    __slots__ = ("_must", "_must_not")
+
+    def __init__(self, source: str, must: list[Any], must_not: list[Any]) -> None:
+        super().__init__(source, must[0], re2=True)
+        self._must = must
+        self._must_not = must_not
+        self.longest = RE2_BUDGET // max(1, *(r.programsize for r in must + must_not))
+
+    def search(self, text: str) -> bool:
+        data = text.encode("utf-8", "surrogatepass")
+        return all(r.search(data) is not None for r in self._must) and not any(
+            r.search(data) is not None for r in self._must_not
+        )
+
+
+def _group_end(source: str, i: int) -> int:
+    """Where the group opening at ``source[i]`` ends (after its ``)``); -1: it does not."""
+    depth = 0
+    while i < len(source):
+        char = source[i]
+        if char == "[":
+            i = _char_class(source, i, _RE2)[1]
+            continue
+        i += 2 if char == "\\" else 1
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _lookaheads_on_re2(source: str) -> Matcher | None:
+    """``source`` as :class:`_AllOf` if it is ``^``, lookaheads, then a rest, with nothing
+    RE2 cannot run inside any of them and no alternative outside them; else ``None``."""
+    if not source.startswith("^(?"):
+        return None
+    must: list[Any] = []
+    must_not: list[Any] = []
+    i = 1
+    try:
+        while source.startswith(("(?=", "(?!"), i):
+            end = _group_end(source, i)
+            if end < 0:
+                return None
+            inner = _re2_compile("^(?:" + _translate(source[i + 3 : end - 1], _RE2) + ")")
+            if inner is None:
+                return None
+            (must if source[i + 2] == "=" else must_not).append(inner)
+            i = end
+        rest = source[i:]
+        # An alternative at the top would not be anchored by the leading ^.
+        j = 0
+        while j < len(rest) and rest[j] != "|":
+            if rest[j] in "([":
+                j = _group_end(rest, j) if rest[j] == "(" else _char_class(rest, j, _RE2)[1]
+                if j < 0:
+                    return None
+            else:
+                j += 2 if rest[j] == "\\" else 1
+        if j < len(rest):
+            return None
+        compiled = _re2_compile("^" + _translate(rest, _RE2))
+    except (_NotRE2, ValueError):
+        return None
+    ok = compiled is not None and must + must_not
+    return _AllOf(source, [compiled, *must], must_not) if ok else None
