@@ -29,6 +29,7 @@ __all__ = [
     "check_security",
     "cors_headers",
     "is_json",
+    "path_matches",
     "read_body",
     "read_headers",
     "refuse_body",
@@ -313,3 +314,13 @@ async def refuse_body(
     """Answer a refusal of :func:`read_body` (``connection: close`` where it says so)."""
     extra = [*headers, _CLOSE] if refusal.close else headers
     await respond_error(send, refusal.status, refusal.reason, headers=extra)
+
+
+def path_matches(scope: Scope, path: str) -> bool:
+    """Whether the request's path, less the app's ``root_path`` (where it is mounted), is
+    ``path`` (a trailing slash either way is the same endpoint)."""
+    found: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    if root and found.startswith(root):
+        found = found[len(root) :] or "/"
+    return found == path or found.rstrip("/") == path.rstrip("/")

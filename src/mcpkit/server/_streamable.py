@@ -36,6 +36,7 @@ from ._asgi import (
     Send,
     check_security,
     cors_headers,
+    path_matches,
     respond,
     respond_error,
 )
@@ -378,8 +379,4 @@ class StreamableHTTPApp(PostRoutes):
             await respond_error(send, 405, f"Method Not Allowed: {method}", headers=[*cors, _ALLOW])
 
     def _matches(self, scope: Scope) -> bool:
-        path: str = scope.get("path", "")
-        root: str = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :] or "/"
-        return path == self.path or path.rstrip("/") == self.path.rstrip("/")
+        return path_matches(scope, self.path)

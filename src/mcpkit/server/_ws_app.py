@@ -26,6 +26,7 @@ from ._asgi import (
     Send,
     check_security,
     error_body,
+    path_matches,
     respond_error,
 )
 from ._lifespan import asgi_lifespan
@@ -194,11 +195,7 @@ class WebSocketApp:
             await asgi_lifespan(self.server.lifespan.hold, receive, send)
 
     def _matches(self, scope: Scope) -> bool:
-        path: str = scope.get("path", "")
-        root: str = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :] or "/"
-        return path == self.path or path.rstrip("/") == self.path.rstrip("/")
+        return path_matches(scope, self.path)
 
     async def _http(self, scope: Scope, send: Send) -> None:
         refusal = check_security(self.security, Headers(scope["headers"]))
