@@ -16,7 +16,8 @@ Where this differs from a complete implementation:
 - ``pattern`` is read as ECMA-262 and run by RE2, in time linear in the text (``$``,
   ``.``, ``\\d``, ``\\w``, ``\\s``, ``\\b``, ``[^]``, named groups translated; ``\\p{...}``
   is a compile error), on text of at most 2**27 characters over its program size (RE2 is
-  linear in both when its DFA gives up). Lookaround and back references need Python's
+  linear in both when its DFA gives up); lookaheads right after a leading ``^`` run as
+  separate anchored RE2 checks. Other lookaround and back references need Python's
   backtracking :mod:`re`: such a pattern may not repeat a group or hold two long
   repetitions (a peer's then goes unchecked, one's own is a compile error) and reads at
   most 8,192 characters of text.
