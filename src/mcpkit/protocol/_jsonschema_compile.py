@@ -19,7 +19,7 @@ from urllib.parse import unquote, urljoin
 from ..exceptions import LocalProtocolError
 from . import _jsonschema_checks as c
 from ._jsonschema_dialect import dialect_of
-from ._jsonschema_regex import Matcher, UnsafePattern, compile_pattern
+from ._jsonschema_regex import Matcher, UnsafePattern, compile_pattern, refusal
 from ._jsonschema_runtime import (
     Check,
     Node,
@@ -391,10 +391,7 @@ class _Compiler:
             raise self.fail(loc, f"a pattern must be a string of at most {_MAX_PATTERN} chars")
         try:
             return compile_pattern(source)
-        except UnsafePattern as exc:
-            if self.untrusted:
-                raise  # (the caller decides what a peer's unsafe pattern means)
-            why = f"only Python's engine can run it (no RE2: lookaround?), where {exc}"
-            raise self.fail(loc, f"the pattern {source!r} is refused: {why}") from None
         except (re.error, ValueError, OverflowError) as exc:
-            raise self.fail(loc, f"invalid pattern {source!r} ({exc})") from None
+            if self.untrusted and isinstance(exc, UnsafePattern):
+                raise  # (the caller decides what a peer's unsafe pattern means)
+            raise self.fail(loc, refusal(source, exc)) from None

@@ -270,6 +270,6 @@ def _bounds(schema: Mapping[str, Any]) -> tuple[Bound | None, Bound | None]:
         if exclusive in schema and not isinstance(schema[exclusive], bool):
             found.append((schema[exclusive], True))
     # (int and float compare exactly; on a tie the strict one is tighter)
-    low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
+    low = max(lows) if lows else None
     high = min(highs, key=lambda b: (b[0], not b[1])) if highs else None
     return low, high

@@ -24,12 +24,11 @@ express runs there (a string of 200,000 digits against ``\\d+\\.\\d+``: 18 s in 
 a millisecond in RE2). Linear, but in the text times the size of the pattern's program when
 RE2's DFA outgrows its memory and it simulates the NFA instead (``x{0,1000}x{0,1000}y``, 4,005
 instructions: 64 s on a million ``x``), so text is bounded by :data:`RE2_BUDGET` over the
-program size (no bound in practice for small programs). Lookaheads right after a leading
-``^`` (``^(?=.*[A-Z])(?=.*\\d).{8,}$``, ``^(?!.*--)[a-z-]+$``) run on RE2 too, as separate
-anchored checks (:class:`_AllOf`). The others (back references,
-lookaround, a repetition bound over 1,000) run in Python only if they hold at most one long
-repetition (``*``, ``+``, or a bound over 16) and repeat no group (:class:`UnsafePattern`
-otherwise), and only on text of at most :data:`PYTHON_TEXT` characters.
+program size (no bound in practice for small programs). Lookaheads after a leading ``^``
+(``^(?=.*[A-Z])(?=.*\\d).{8,}$``) run on RE2 as separate anchored checks (:class:`_AllOf`).
+The others (back references, lookaround, a bound over 1,000) run in Python only if they
+hold at most one long repetition (``*``, ``+``, a bound over 16) and repeat no group
+(:class:`UnsafePattern` otherwise), and only on text of :data:`PYTHON_TEXT` characters at most.
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ __all__ = [
     "UnsafePattern",
     "compile_pattern",
     "python_pattern",
+    "refusal",
 ]
 
 
@@ -300,6 +300,14 @@ def _re2_compile(source: str) -> Any:
         return None
 
 
+def refusal(source: str, exc: Exception) -> str:
+    """Why :func:`compile_pattern` refused ``source`` (``exc``: what it raised)."""
+    if isinstance(exc, UnsafePattern):
+        why = f"only Python's engine can run it (no RE2: lookaround?), where {exc}"
+        return f"the pattern {source!r} is refused: {why}"
+    return f"invalid pattern {source!r} ({exc})"
+
+
 def compile_pattern(source: str) -> Matcher:
     """Compile the ECMA-262 ``source`` for RE2 if it can run it, else for Python's engine.
 
@@ -313,13 +321,12 @@ def compile_pattern(source: str) -> Matcher:
     try:
         compiled = _re2_compile(_translate(source, _RE2))
     except _NotRE2:
-        return _lookaheads_on_re2(source) or _on_python(source, python)
+        split = _lookaheads_on_re2(source)
+        if split is not None:
+            return split
+        compiled = None
     if compiled is not None:
         return Matcher(source, compiled, re2=True)
-    return _on_python(source, python)
-
-
-def _on_python(source: str, python: re.Pattern[str]) -> Matcher:
     python_pattern(source, refuse_nested=True)
     return Matcher(source, python, re2=False)
 
@@ -345,21 +352,19 @@ class _AllOf(Matcher):
         )
 
 
-def _group_end(source: str, i: int) -> int:
-    """Where the group opening at ``source[i]`` ends (after its ``)``); -1: it does not."""
+def _atom_end(source: str, i: int) -> int:
+    """Where the atom at ``source[i]`` ends: a whole group (-1: it never closes), a class,
+    an escape or one character."""
     depth = 0
     while i < len(source):
         char = source[i]
-        if char == "[":
-            i = _char_class(source, i, _RE2)[1]
-            continue
-        i += 2 if char == "\\" else 1
+        i = _char_class(source, i, _RE2)[1] if char == "[" else i + (2 if char == "\\" else 1)
         if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
-            if depth == 0:
-                return i
+        if depth <= 0:
+            return i
     return -1
 
 
@@ -373,7 +378,7 @@ def _lookaheads_on_re2(source: str) -> Matcher | None:
     i = 1
     try:
         while source.startswith(("(?=", "(?!"), i):
-            end = _group_end(source, i)
+            end = _atom_end(source, i)
             if end < 0:
                 return None
             inner = _re2_compile("^(?:" + _translate(source[i + 3 : end - 1], _RE2) + ")")
@@ -384,14 +389,9 @@ def _lookaheads_on_re2(source: str) -> Matcher | None:
         rest = source[i:]
         # An alternative at the top would not be anchored by the leading ^.
         j = 0
-        while j < len(rest) and rest[j] != "|":
-            if rest[j] in "([":
-                j = _group_end(rest, j) if rest[j] == "(" else _char_class(rest, j, _RE2)[1]
-                if j < 0:
-                    return None
-            else:
-                j += 2 if rest[j] == "\\" else 1
-        if j < len(rest):
+        while 0 <= j < len(rest) and rest[j] != "|":
+            j = _atom_end(rest, j)
+        if j != len(rest):
             return None
         compiled = _re2_compile("^" + _translate(rest, _RE2))
     except (_NotRE2, ValueError):

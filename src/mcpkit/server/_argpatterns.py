@@ -27,7 +27,7 @@ from typing import Any, Final, TypeAlias, Union
 import msgspec
 
 from ..exceptions import LocalProtocolError
-from ..protocol._jsonschema_regex import Matcher, UnsafePattern, compile_pattern
+from ..protocol._jsonschema_regex import Matcher, compile_pattern, refusal
 from ._explain import Segment, pointer, subject
 
 __all__ = ["Walker", "pattern_problems", "strip_patterns"]
@@ -112,13 +112,8 @@ def _without_pattern(meta: msgspec.Meta) -> msgspec.Meta:
 def _compile(source: str, label: str) -> Matcher:
     try:
         return compile_pattern(source)
-    except UnsafePattern as exc:
-        raise LocalProtocolError(
-            f"{label!r}: the pattern {source!r} is refused: only Python's engine can run it "
-            f"(no RE2: lookaround?), where {exc}"
-        ) from None
     except (re.error, ValueError, OverflowError) as exc:
-        raise LocalProtocolError(f"{label!r}: invalid pattern {source!r} ({exc})") from None
+        raise LocalProtocolError(f"{label!r}: {refusal(source, exc)}") from None
 
 
 def _string_walker(matchers: list[Matcher], inner: Walker | None) -> Walker:
