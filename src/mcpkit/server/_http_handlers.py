@@ -110,7 +110,7 @@ async def handle_message(
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
         count = await endpoint.dispatch(event, exchange, inline=True, on_suspend=writer)
-        if writer is not None and writer._done is not None:  # (started: no property call)
+        if writer is not None and writer._done is not None:  # (the stream has started)
             await writer.finished()
             return
         if count == 0:
@@ -234,10 +234,6 @@ class _Writer:
         self.new_session = new_session
         self._done: Flag | None = None  # made when the stream is
         self._scope: anyio.CancelScope | None = None
-
-    @property
-    def started(self) -> bool:
-        return self._done is not None
 
     def __call__(self) -> None:
         self.exchange.expect(1)
