@@ -215,7 +215,7 @@ class PostRoutes(SessionRoutes):
         """A stateless POST (``header``: its ``MCP-Protocol-Version``) in a session of its
         own, ended with it."""
         tg = self._tg or await self._ensure_runner()
-        session = HttpSession(self.server, None, store=None, retry_ms=None)
+        session = HttpSession(self.server)  # (by position: see HttpSession.__init__)
         server_session = session.server_session
         server_session.stateless = True
         version = header or V2025_03_26
