@@ -171,7 +171,7 @@ class Endpoint(Inbound, Outbound):
         limits: Limits,
         max_in_flight: int,
         autoreceive: bool,
-        on_drain: Callable[[], None],
+        on_drain: Callable[[], None] | None,
         peer_log: PeerLogLimiter,
     ) -> Endpoint:
         """An endpoint as the constructor makes it with these arguments, given by position

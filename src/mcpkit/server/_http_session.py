@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
@@ -189,7 +190,9 @@ class HttpSession:
         when known (see :meth:`ServerSession.bind_loop`)."""
         self._task_group = task_group
         server_session = self.server_session
-        server_session.bind_loop(token)
+        # (bind_loop, inlined: the session was made in this task, so its loop_thread is
+        # right; this runs per stateless POST)
+        server_session.loop_token = token if token is not None else anyio.lowlevel.current_token()
         server_session.server.sessions.add(server_session)
         if loop is None:
             self.endpoint.attach(task_group)
@@ -223,7 +226,10 @@ class HttpSession:
         server_session.release()
         if self.exchanges or self._standalone is not None or self.streams:
             self._release()
-        self._ended()
+        if self._ended_flag is not None or self.on_end is not None:
+            self._ended()
+        else:  # (_ended, inlined for a session nobody waits on: each stateless POST's)
+            self._has_ended = True
         return True
 
     async def _finish(self) -> None:

@@ -124,7 +124,9 @@ class ServerSession:
             server.limits,
             server.max_in_flight,
             autoreceive,
-            self.end_listens,
+            # (called by the receive loop alone: an endpoint fed by its transport, one per
+            # stateless HTTP POST, needs no bound method for it)
+            self.end_listens if autoreceive else None,
             server.peer_log,  # one bound for all: new connections get no new burst
         )
 

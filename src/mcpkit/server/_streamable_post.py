@@ -225,7 +225,8 @@ class PostRoutes(SessionRoutes):
         # Every POST stands alone, but clients still begin with `initialize` (its answer
         # carries the version and capabilities): that one goes through the handshake.
         if not (isinstance(event, RequestReceived) and event.method == "initialize"):
-            server_session.assume_initialized(version)
+            # (assume_initialized, but for allow_batches, set above)
+            server_session.handshake.assume_ready(version)
         session.start(tg, self._loop, self._token)
         self.sessionless.add(session)
         try:
