@@ -157,6 +157,10 @@ class Endpoint(Inbound, Outbound):
         self._max_in_flight = max_in_flight
         self._autoreceive = autoreceive
         self._peer_log = peer_log  # the peer's mistakes, logged within a bound
+        # Read per request (an instance attribute reads faster than a class-level one):
+        self._soon = ()  # type: ignore[assignment]  # (SoonQueue's, a deque once used)
+        self._routes = EMPTY_TABLE
+        self._ended = False
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
         # task it runs in (see dispatch's ``inline``).
         self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler] = {}
