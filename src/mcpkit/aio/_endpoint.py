@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Final
@@ -29,7 +28,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from ..exceptions import ConnectionClosedError
-from ..protocol import DEFAULT_LIMITS, Connection, Limits
+from ..protocol import DEFAULT_LIMITS, EMPTY_TABLE, Connection, Limits
 from ..types import RequestId
 from ._calls import NotificationHandler, RequestGate, RequestHandler, _Waiter
 from ._channel import MessageChannel
@@ -91,11 +90,19 @@ class Endpoint(Inbound, Outbound):
     """
 
     # Class-level defaults (an endpoint is made per stateless HTTP POST: what its
-    # constructor need not set, it does not).
+    # constructor need not set, it does not; tables it may never fill are made when first
+    # written, EMPTY_TABLE until then).
     _idle: anyio.Event | None = None  # set when the last handler finishes
     _loop: asyncio.AbstractEventLoop | None = None
     _task_group: anyio.abc.TaskGroup | None = None
     _receiving: anyio.CancelScope | None = None  # (see Inbound._receive_loop)
+    _drain_timeout = 2.0
+    _waiters: dict[RequestId, _Waiter] = EMPTY_TABLE
+    _routes: dict[RequestId, ReplyRoute] = EMPTY_TABLE  # of native handlers with a route
+    # Whether the connection ended, and what wait_closed() waits on (made on first wait:
+    # a plain attribute costs an endpoint that nobody waits on a Flag and a call).
+    _ended = False
+    _closed: Flag | None = None
 
     def __init__(
         self,
@@ -112,26 +119,85 @@ class Endpoint(Inbound, Outbound):
         on_drain: Callable[[], None] | None = None,
         peer_log: PeerLogLimiter | None = None,
     ) -> None:
+        self._setup(
+            channel,
+            on_request,
+            on_notification,
+            gate,
+            connection or Connection(limits),
+            max_in_flight,
+            autoreceive,
+            on_drain,
+            peer_log if peer_log is not None else PeerLogLimiter(),
+        )
+        if drain_timeout != 2.0:
+            self._drain_timeout = drain_timeout
+
+    def _setup(
+        self,
+        channel: MessageChannel,
+        on_request: RequestHandler | None,
+        on_notification: NotificationHandler | None,
+        gate: RequestGate | None,
+        connection: Connection,
+        max_in_flight: int,
+        autoreceive: bool,
+        on_drain: Callable[[], None] | None,
+        peer_log: PeerLogLimiter,
+    ) -> None:
+        """What the constructor sets (see :meth:`for_session`)."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self.channel = channel
-        self.connection = connection or Connection(limits=limits)
+        self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
         self._gate = gate
-        self._max_in_flight = max_in_flight
-        self._drain_timeout = drain_timeout
         self._on_drain = on_drain
-        self._soon = deque()  # (SoonQueue's, made here: one call less per endpoint)
-        # The peer's mistakes, logged within a bound (shared by a server's connections).
-        self._peer_log = peer_log if peer_log is not None else PeerLogLimiter()
-        self._waiters: dict[RequestId, _Waiter] = {}
+        self._max_in_flight = max_in_flight
+        self._autoreceive = autoreceive
+        self._peer_log = peer_log  # the peer's mistakes, logged within a bound
+        # Read per request (an instance attribute reads faster than a class-level one):
+        self._soon = ()  # type: ignore[assignment]  # (SoonQueue's, a deque once used)
+        self._routes = EMPTY_TABLE
+        self._ended = False
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
         # task it runs in (see dispatch's ``inline``).
         self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler] = {}
-        self._routes: dict[RequestId, ReplyRoute] = {}  # of native handlers with a route
-        self._closed = Flag()
-        self._autoreceive = autoreceive
+
+    @classmethod
+    def for_session(
+        cls,
+        channel: MessageChannel,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
+        gate: RequestGate,
+        limits: Limits,
+        max_in_flight: int,
+        autoreceive: bool,
+        on_drain: Callable[[], None] | None,
+        peer_log: PeerLogLimiter,
+    ) -> Endpoint:
+        """An endpoint as the constructor makes it with these arguments, given by position
+        (a server's session: one is made per stateless HTTP POST, and a class called with
+        keywords costs CPython 3.11 a dict built and unpacked).
+
+        Raises:
+            ValueError: ``max_in_flight`` is below 1.
+        """
+        endpoint = object.__new__(cls)
+        endpoint._setup(
+            channel,
+            on_request,
+            on_notification,
+            gate,
+            Connection(limits),
+            max_in_flight,
+            autoreceive,
+            on_drain,
+            peer_log,
+        )
+        return endpoint
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -190,7 +256,9 @@ class Endpoint(Inbound, Outbound):
         if not, use :meth:`detach`."""
         if self._handlers or self._waiters:
             return False
-        self._closed.set()
+        self._ended = True  # (_mark_closed, inlined: nobody waits on a fresh endpoint's end)
+        if self._closed is not None:
+            self._closed.set()
         self._task_group = None
         # The callbacks are usually bound methods of the endpoint's owner, which holds the
         # endpoint: let go of them, so the whole connection is freed at once by reference
@@ -259,11 +327,20 @@ class Endpoint(Inbound, Outbound):
     @property
     def closed(self) -> bool:
         """Whether the connection has ended."""
-        return self._closed.is_set()
+        return self._ended
 
     async def wait_closed(self) -> None:
         """Wait until the peer closes the connection (or it breaks)."""
+        if self._ended:
+            return
+        if self._closed is None:
+            self._closed = Flag()
         await self._closed.wait()
+
+    def _mark_closed(self) -> None:
+        self._ended = True
+        if self._closed is not None:
+            self._closed.set()
 
     async def _close_channel(self) -> None:
         try:
@@ -272,7 +349,7 @@ class Endpoint(Inbound, Outbound):
             logger.debug("error while closing the channel", exc_info=True)
 
     def _fail_pending(self) -> None:
-        self._closed.set()
+        self._mark_closed()
         for rid, waiter in list(self._waiters.items()):
             if not waiter.done:
                 self.connection.forget(rid)

@@ -21,6 +21,7 @@ from ..exceptions import (
     RPCError,
 )
 from ..protocol import (
+    EMPTY_TABLE,
     BatchReceived,
     CancelReceived,
     ErrorReceived,
@@ -230,6 +231,8 @@ class Inbound(SoonQueue):
             # by a peer's notifications/cancelled, and cancelled and awaited on close.
             self._handlers[request.id] = self._loop.create_task(self._run_native(request))
             if route is not None:
+                if self._routes is EMPTY_TABLE:
+                    self._routes = {}
                 self._routes[request.id] = route  # for _reap
             return None
         assert self._task_group is not None

@@ -16,7 +16,7 @@ from ..exceptions import (
     MessageNotDelivered,
     RequestTimeoutError,
 )
-from ..protocol import Connection, ProgressReceived
+from ..protocol import EMPTY_TABLE, Connection, ProgressReceived
 from ..types import RequestId
 from ._calls import ProgressCallback, _call_progress, _Waiter
 
@@ -92,6 +92,8 @@ class Outbound:
         if on_sent is not None:
             on_sent(rid)
         waiter = _Waiter()
+        if self._waiters is EMPTY_TABLE:  # our first call: a table of our own
+            self._waiters = {}
         self._waiters[rid] = waiter
         now = anyio.current_time()
         waiter.timeout = math.inf if timeout is None else timeout

@@ -53,9 +53,9 @@ class SoonQueue:
     # the messages keep their order. (Created with the first message.)
     _soon_lock: anyio.Lock | None = None
 
-    #: notify_soon() messages, in order, each with the route it belongs to (the queue is
-    #: made by the endpoint's constructor).
-    _soon: deque[tuple[bytes, ReplyRoute | None]]
+    #: notify_soon() messages, in order, each with the route it belongs to (an empty
+    #: tuple until the first one: a deque made with the lock, on first use).
+    _soon: deque[tuple[bytes, ReplyRoute | None]] = ()  # type: ignore[assignment]
 
     def notify_soon(self, method: str, params: Any = UNSET, *, related: bool = True) -> None:
         """Send a notification in the background (best effort), from synchronous code
@@ -92,8 +92,9 @@ class SoonQueue:
                 )
             self._soon_dropped += 1
             return
-        if self._soon_lock is None:
+        if self._soon_lock is None:  # the first message: the queue's lock and deque
             self._soon_lock = anyio.Lock()
+            self._soon = deque()
         self._soon.append((data, route))
         self._soon_bytes += len(data)
         if not self._draining:

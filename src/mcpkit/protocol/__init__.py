@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._connection import Connection
 from ._decode import DecodedMessage, DecodedResponse, DecodeFailure, decode_message
+from ._empty import EMPTY_TABLE
 from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._events import (
     BatchReceived,
@@ -58,6 +59,7 @@ __all__ = [
     # connection
     "Connection",
     "DEFAULT_LIMITS",
+    "EMPTY_TABLE",
     "Limits",
     # events
     "BatchReceived",

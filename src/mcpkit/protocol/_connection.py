@@ -38,6 +38,7 @@ from ..types import (
 )
 from ._batch import BatchReply
 from ._connection_receive import Receiving, _InFlight, _Pending
+from ._empty import EMPTY_TABLE
 from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._limits import DEFAULT_LIMITS, Limits
 
@@ -52,22 +53,35 @@ class Connection(Receiving):
         tolerant: accept ``"params": null`` as absent params.
     """
 
-    def __init__(self, *, limits: Limits = DEFAULT_LIMITS, tolerant: bool = False) -> None:
+    # Class-level defaults (a connection is made per stateless HTTP POST: what its
+    # constructor need not set, it does not). The tables of our own requests, and of
+    # batches, are made when first written (a server's connection often never sends a
+    # request): until then they are the one read-only EMPTY_TABLE.
+    limits: Limits = DEFAULT_LIMITS
+    #: Accept known real-world deviations (``"params": null``) instead of refusing them.
+    tolerant = False
+    #: Accept JSON-RPC batches (set when 2025-03-26 is negotiated; see _batch.py).
+    allow_batches = False
+    _next_id = 1
+    _pending: dict[RequestId, _Pending] = EMPTY_TABLE
+    _tokens: dict[ProgressToken, RequestId] = EMPTY_TABLE
+    #: Batched requests answered while their batch is not: for the peer, still in
+    #: flight (their answers go out with the batch's array), so their ids are too.
+    _held: dict[RequestId, BatchReply] = EMPTY_TABLE
+    _finished_out: OrderedDict[RequestId, None] = EMPTY_TABLE  # type: ignore[assignment]
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, *, tolerant: bool = False) -> None:
+        # (limits may be given by position: a class called with keywords costs CPython
+        # 3.11 a dict built and unpacked, and a server makes a connection per session)
+        # What receive_message reads per message is set here all the same: on CPython
+        # 3.11 an instance attribute reads faster than a class-level one.
         self.limits = limits
-        #: Accept known real-world deviations (``"params": null``) instead of refusing them.
         self.tolerant = tolerant
-        self._next_id = 1
-        self._pending: dict[RequestId, _Pending] = {}
-        self._tokens: dict[ProgressToken, RequestId] = {}
+        self.allow_batches = False
+        self._held = EMPTY_TABLE
         # A request in flight maps to its method name, or to an _InFlight record once it
         # has a progress token or was cancelled (most requests never need one).
         self._in_flight: dict[RequestId, _InFlight | str] = {}
-        #: Batched requests answered while their batch is not: for the peer, still in
-        #: flight (their answers go out with the batch's array), so their ids are too.
-        self._held: dict[RequestId, BatchReply] = {}
-        self._finished_out: OrderedDict[RequestId, None] = OrderedDict()
-        #: Accept JSON-RPC batches (set when 2025-03-26 is negotiated; see _batch.py).
-        self.allow_batches = False
 
     # -- introspection ------------------------------------------------------------------
 
@@ -119,6 +133,9 @@ class Connection(Receiving):
             params = _with_progress_token(params, token)
         data = encode_request(rid, method, params)
         self._next_id += 1
+        if self._pending is EMPTY_TABLE:  # our first request: tables of our own
+            self._pending = {}
+            self._tokens = {}
         self._pending[rid] = _Pending(method, token)
         if token is not None:
             self._tokens[token] = rid
@@ -190,6 +207,8 @@ class Connection(Receiving):
         released = batch.add(request_id, reply)
         if released is None:
             if reply is not None:
+                if self._held is EMPTY_TABLE:
+                    self._held = {}
                 self._held[request_id] = batch
                 batch.held.append(request_id)
         else:

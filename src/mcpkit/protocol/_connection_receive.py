@@ -26,6 +26,7 @@ from ..types import (
 )
 from ._batch import BatchReply, split_batch
 from ._decode import DecodedResponse, DecodeFailure, decode_message
+from ._empty import EMPTY_TABLE
 from ._encode import encode_error
 from ._events import (
     BatchReceived,
@@ -341,6 +342,8 @@ class Receiving:
     def _finish_outbound(self, rid: RequestId, pending: _Pending) -> None:
         if pending.progress_token is not None:
             self._tokens.pop(pending.progress_token, None)
+        if self._finished_out is EMPTY_TABLE:  # (made with the first of our requests' end)
+            self._finished_out = OrderedDict()
         self._finished_out[rid] = None
         if len(self._finished_out) > _RECENT:
             self._finished_out.popitem(last=False)

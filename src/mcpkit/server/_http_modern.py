@@ -193,7 +193,7 @@ async def post_modern(
 ) -> None:
     """Answer one 2026-07-28 POST (already checked for content type, Accept and size)."""
     version = headers.text(b"mcp-protocol-version")
-    session = HttpSession(app.server, None, store=None, retry_ms=None)
+    session = HttpSession(app.server)
     event = session.endpoint.connection.receive_message(body)
     if isinstance(event, MessageRejected):
         if event.reply is not None:

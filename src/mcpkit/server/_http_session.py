@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
-from ..protocol import FrameTooLarge
+from ..protocol import EMPTY_TABLE, FrameTooLarge
 from ..types import V2025_11_25
 from ._http_streams import Exchange, SseStream, is_request
 from ._session import ServerSession
@@ -100,38 +101,56 @@ class HttpSession:
     """
 
     # Class-level defaults (a session is made per stateless POST: what its constructor
-    # need not set, it does not).
+    # need not set, it does not; what such a session never uses is made on first use).
+    id: str | None = None
+    key = ""
+    store: EventStore | None = None
+    retry_ms: int | None = None
     _standalone: SseStream | None = None  # made on first use (stateless: never)
     connections = 0  # open HTTP requests and streams of this session
     closed = False
     _next_stream = 1
     _task_group: anyio.abc.TaskGroup | None = None
     on_end: Callable[[HttpSession], None] | None = None
+    # (A dict keeps insertion order, oldest first, as stream_done needs; an OrderedDict
+    # costs more to make. Made with the first stream: EMPTY_TABLE until then.)
+    streams: dict[str, SseStream] = EMPTY_TABLE
+    _delivered: list[str]  # complete streams written to the end, oldest first (ditto)
+    # A stateless session is never swept for idleness (it ends with its POST): it reads
+    # no clock for this.
+    last_active = 0.0
+    _has_ended = False
+    _ended_flag: Flag | None = None  # made on first use (see ended)
 
     def __init__(
         self,
         server: LowLevelServer,
-        session_id: str | None,
-        *,
-        store: EventStore | None,
-        retry_ms: int | None,
+        session_id: str | None = None,
+        store: EventStore | None = None,
+        retry_ms: int | None = None,
     ) -> None:
-        self.id = session_id
-        self.key = session_id or ""
-        self.store = store
-        self.retry_ms = retry_ms
-        channel = _StandaloneChannel(self) if session_id is not None else _NO_STREAM
-        self.server_session = ServerSession(server, channel, autoreceive=False)
+        # (Arguments by position: a class called with keywords costs CPython 3.11 a dict
+        # built and unpacked, and a stateless POST makes a session.)
+        channel: _StandaloneChannel | _NoStreamChannel = _NO_STREAM
+        if session_id is not None:
+            self.id = self.key = session_id
+            self.store = store
+            self.retry_ms = retry_ms
+            self.last_active = time.monotonic()
+            channel = _StandaloneChannel(self)
+        self.server_session = ServerSession(server, channel, False)
         #: The session's endpoint (an attribute, not a property: read on every request).
         self.endpoint: Endpoint = self.server_session.endpoint
-        # (A dict keeps insertion order, oldest first, as stream_done needs; an OrderedDict
-        # costs more to make, and a stateless POST makes a session.)
-        self.streams: dict[str, SseStream] = {}
-        self._delivered: list[str] = []  # complete streams written to the end, oldest first
         self.exchanges: set[Exchange] = set()
-        self.last_active = time.monotonic()
-        #: Set once the session's work has stopped after :meth:`close`.
-        self.ended = Flag()
+
+    @property
+    def ended(self) -> Flag:
+        """Set once the session's work has stopped after :meth:`close`."""
+        if self._ended_flag is None:
+            self._ended_flag = Flag()
+            if self._has_ended:
+                self._ended_flag.set()
+        return self._ended_flag
 
     @property
     def standalone(self) -> SseStream:
@@ -171,7 +190,9 @@ class HttpSession:
         when known (see :meth:`ServerSession.bind_loop`)."""
         self._task_group = task_group
         server_session = self.server_session
-        server_session.bind_loop(token)
+        # (bind_loop, inlined: the session was made in this task, so its loop_thread is
+        # right; this runs per stateless POST)
+        server_session.loop_token = token if token is not None else anyio.lowlevel.current_token()
         server_session.server.sessions.add(server_session)
         if loop is None:
             self.endpoint.attach(task_group)
@@ -205,7 +226,10 @@ class HttpSession:
         server_session.release()
         if self.exchanges or self._standalone is not None or self.streams:
             self._release()
-        self._ended()
+        if self._ended_flag is not None or self.on_end is not None:
+            self._ended()
+        else:  # (_ended, inlined for a session nobody waits on: each stateless POST's)
+            self._has_ended = True
         return True
 
     async def _finish(self) -> None:
@@ -218,7 +242,9 @@ class HttpSession:
             self._ended()
 
     def _ended(self) -> None:
-        self.ended.set()
+        self._has_ended = True
+        if self._ended_flag is not None:
+            self._ended_flag.set()
         if self.on_end is not None:
             self.on_end(self)
 
@@ -242,6 +268,9 @@ class HttpSession:
         stream_id = str(self._next_stream)
         self._next_stream += 1
         stream = SseStream(self, stream_id)
+        if self.streams is EMPTY_TABLE:  # the session's first stream: tables of its own
+            self.streams = {}
+            self._delivered = []
         self.streams[stream_id] = stream
         return stream
 

@@ -103,30 +103,39 @@ class ServerSession:
     stateless = False
     _resource_updates: ResourceUpdates | None = None  # made on first use
     loop_token: EventLoopToken | None = None
+    _listens: set[Subscription] | None = None  # made on first use (see listens)
 
     def __init__(
-        self, server: LowLevelServer, channel: MessageChannel, *, autoreceive: bool = True
+        self, server: LowLevelServer, channel: MessageChannel, autoreceive: bool = True
     ) -> None:
         self.server = server
         self.handshake = ServerHandshake()
         self.client_capabilities = ClientCapabilities()
         self.log_level: LoggingLevel = server.default_log_level
-        #: The open ``subscriptions/listen`` streams of this connection.
-        self.listens: set[Subscription] = set()
         #: The thread running this session's event loop, and the loop's token (how other
         #: threads reach it: see bind_loop).
         self.loop_thread = threading.get_ident()
-        self.endpoint = Endpoint(
+        # (Endpoint(channel, on_request=..., ...) by position: see Endpoint.for_session)
+        self.endpoint = Endpoint.for_session(
             channel,
-            on_request=self._on_request,
-            on_notification=self._on_notification,
-            gate=self._gate,
-            limits=server.limits,
-            max_in_flight=server.max_in_flight,
-            autoreceive=autoreceive,
-            on_drain=self.end_listens,
-            peer_log=server.peer_log,  # one bound for all: new connections get no new burst
+            self._on_request,
+            self._on_notification,
+            self._gate,
+            server.limits,
+            server.max_in_flight,
+            autoreceive,
+            # (called by the receive loop alone: an endpoint fed by its transport, one per
+            # stateless HTTP POST, needs no bound method for it)
+            self.end_listens if autoreceive else None,
+            server.peer_log,  # one bound for all: new connections get no new burst
         )
+
+    @property
+    def listens(self) -> set[Subscription]:
+        """The open ``subscriptions/listen`` streams of this connection."""
+        if self._listens is None:
+            self._listens = set()
+        return self._listens
 
     @property
     def resource_updates(self) -> ResourceUpdates:
@@ -149,8 +158,9 @@ class ServerSession:
     def end_listens(self) -> None:
         """End this connection's ``subscriptions/listen`` streams gracefully: each gets
         what is queued for it, then its final result."""
-        for subscription in list(self.listens):
-            subscription.end()
+        if self._listens:
+            for subscription in list(self._listens):
+                subscription.end()
 
     def release(self) -> None:
         """The connection ended: drop its resource subscriptions (idempotent; its listen

@@ -215,7 +215,7 @@ class PostRoutes(SessionRoutes):
         """A stateless POST (``header``: its ``MCP-Protocol-Version``) in a session of its
         own, ended with it."""
         tg = self._tg or await self._ensure_runner()
-        session = HttpSession(self.server, None, store=None, retry_ms=None)
+        session = HttpSession(self.server)  # (by position: see HttpSession.__init__)
         server_session = session.server_session
         server_session.stateless = True
         version = header or V2025_03_26
@@ -225,7 +225,8 @@ class PostRoutes(SessionRoutes):
         # Every POST stands alone, but clients still begin with `initialize` (its answer
         # carries the version and capabilities): that one goes through the handshake.
         if not (isinstance(event, RequestReceived) and event.method == "initialize"):
-            server_session.assume_initialized(version)
+            # (assume_initialized, but for allow_batches, set above)
+            server_session.handshake.assume_ready(version)
         session.start(tg, self._loop, self._token)
         self.sessionless.add(session)
         try:
