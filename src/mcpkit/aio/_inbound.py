@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 __all__ = ["Inbound"]
 
 logger = logging.getLogger("mcpkit.aio")
+
+#: What the first step of an inline handler gives when the handler has already returned.
+_RETURNED: Final = object()
 
 
 class Inbound(SoonQueue):
@@ -306,33 +309,30 @@ class Inbound(SoonQueue):
     async def _run_inline(
         self, request: InboundRequest, on_suspend: Callable[[], None] | None
     ) -> None:
-        task = asyncio.current_task(self._loop)  # given the loop: no getpid (CPython 3.11)
-        assert task is not None
-        handler = self._handlers[request.id] = InlineHandler(task)
+        handler = self._handlers[request.id] = InlineHandler()
         token = _CURRENT.set(request.route)
         try:
             coro = self._run_native(request, True)
-            if on_suspend is None:
-                await coro
-            else:
-                # Its first step at once: an instant handler (the common case) completes
-                # in it; one that has to wait is handed on_suspend, then awaited here.
-                try:
-                    pending = coro.send(None)
-                except StopIteration:
-                    pass
-                else:
+            # Its first step at once: an instant handler (the common case) completes in it;
+            # one that has to wait is handed on_suspend, then awaited here. (coro.send(None),
+            # but a coroutine that returns None ends its iterator without a StopIteration:
+            # no exception raised and caught on every instant request's path.)
+            pending = next(coro.__await__(), _RETURNED)
+            if pending is not _RETURNED:
+                # (given the loop: no getpid on CPython 3.11)
+                handler.task = asyncio.current_task(self._loop)
+                if on_suspend is not None:
                     try:
                         on_suspend()
                     except BaseException:
                         coro.close()
                         raise
-                    await resume(coro, pending)
+                await resume(coro, pending)
         except asyncio.CancelledError:
             if not handler.ours:
                 raise  # the calling task itself is being cancelled
             # The connection ended and cancelled the handler: the task carries on.
-            uncancel = getattr(task, "uncancel", None)
+            uncancel = getattr(handler.task, "uncancel", None)
             if uncancel is not None and uncancel() > 0:
                 raise
         finally:

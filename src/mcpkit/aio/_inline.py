@@ -27,20 +27,26 @@ class InlineHandler:
     """A handler running in a transport's task: what the endpoint cancels and awaits in
     place of the handler's own task."""
 
-    __slots__ = ("_stopped", "done", "ours", "task")
-
-    def __init__(self, task: asyncio.Task[Any]) -> None:
-        self.task = task
-        self.ours = False  # the endpoint (not the task's owner) cancelled it
-        self.done = False
-        self._stopped: anyio.Event | None = None  # made only if someone waits
+    # Class-level defaults and no __init__: making one (per request) runs no Python code.
+    #: The task running the handler, looked up once the handler first has to wait (the
+    #: lookup is a Python call on CPython 3.11, and most handlers never wait).
+    task: asyncio.Task[Any] | None = None
+    ours = False  # the endpoint (not the task's owner) cancelled it
+    done = False
+    _stopped: anyio.Event | None = None  # made only if someone waits
 
     def cancel(self) -> None:
         """Cancel the handler (a peer's ``notifications/cancelled``, or the end of the
         connection); the task itself carries on once the handler has stopped."""
         if not self.done:
             self.ours = True
-            self.task.cancel()
+            task = self.task
+            if task is None:
+                # The handler has not waited yet, so no other task has run since it
+                # started: this is its own first step, in its own task.
+                self.task = task = asyncio.current_task()
+                assert task is not None
+            task.cancel()
 
     def finish(self) -> None:
         """The handler has stopped."""
