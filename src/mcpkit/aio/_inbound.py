@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -44,7 +44,7 @@ from ._calls import (
     cancelled_by_someone,
 )
 from ._channel import DeliveryFailed, MessageChannel
-from ._inline import InlineHandler, resume
+from ._inline import RETURNED, InlineHandler, resume
 from ._lograte import PeerLogLimiter
 from ._route import _CURRENT, ReplyRoute
 from ._soon import SoonQueue
@@ -55,9 +55,6 @@ if TYPE_CHECKING:
 __all__ = ["Inbound"]
 
 logger = logging.getLogger("mcpkit.aio")
-
-#: What the first step of an inline handler gives when the handler has already returned.
-_RETURNED: Final = object()
 
 
 class Inbound(SoonQueue):
@@ -313,21 +310,23 @@ class Inbound(SoonQueue):
         token = _CURRENT.set(request.route)
         try:
             coro = self._run_native(request, True)
-            # Its first step at once: an instant handler (the common case) completes in it;
-            # one that has to wait is handed on_suspend, then awaited here. (coro.send(None),
-            # but a coroutine that returns None ends its iterator without a StopIteration:
-            # no exception raised and caught on every instant request's path.)
-            pending = next(coro.__await__(), _RETURNED)
-            if pending is not _RETURNED:
-                # (given the loop: no getpid on CPython 3.11)
-                handler.task = asyncio.current_task(self._loop)
-                if on_suspend is not None:
+            if on_suspend is None:  # (await: the cheapest way, 1,100 instructions less)
+                handler.task = asyncio.current_task(self._loop)  # (the loop: no getpid)
+                await coro
+            else:
+                # Its first step at once: an instant handler (the common case) completes
+                # in it; one that has to wait is handed on_suspend, then awaited here.
+                # (coro.send(None), but a coroutine that returns None ends its iterator
+                # without raising StopIteration: about 800 instructions less.)
+                pending = next(coro.__await__(), RETURNED)
+                if pending is not RETURNED:
+                    handler.task = asyncio.current_task(self._loop)
                     try:
                         on_suspend()
                     except BaseException:
                         coro.close()
                         raise
-                await resume(coro, pending)
+                    await resume(coro, pending)
         except asyncio.CancelledError:
             if not handler.ours:
                 raise  # the calling task itself is being cancelled

@@ -14,11 +14,14 @@ from __future__ import annotations
 import asyncio
 import types
 from collections.abc import Coroutine, Generator
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 
-__all__ = ["InlineHandler", "resume"]
+__all__ = ["RETURNED", "InlineHandler", "resume"]
+
+#: What the first step of an inline handler gives when the handler has already returned.
+RETURNED: Final = object()
 
 T = TypeVar("T")
 
@@ -28,8 +31,9 @@ class InlineHandler:
     place of the handler's own task."""
 
     # Class-level defaults and no __init__: making one (per request) runs no Python code.
-    #: The task running the handler, looked up once the handler first has to wait (the
-    #: lookup is a Python call on CPython 3.11, and most handlers never wait).
+    #: The task running the handler: set when it starts, or, when the endpoint steps it
+    #: by hand, once it first has to wait (the lookup is a Python call on CPython 3.11,
+    #: and most handlers never wait).
     task: asyncio.Task[Any] | None = None
     ours = False  # the endpoint (not the task's owner) cancelled it
     done = False
