@@ -102,7 +102,7 @@ async def handle_message(
     exchange: Exchange
     sse: _SseExchange | None = None
     if json_response:
-        exchange = Exchange(session, sse=False, protocol_version=version)
+        exchange = Exchange(session, False, version)  # (positional: see Exchange)
     else:
         exchange = sse = _SseExchange(app, session, version, receive, send, cors, new_session)
     session.exchanges.add(exchange)
@@ -220,7 +220,7 @@ class _SseExchange(Exchange):
         cors: list[Any],
         new_session: bool,
     ) -> None:
-        Exchange.__init__(self, session, sse=True, protocol_version=protocol_version)
+        Exchange.__init__(self, session, True, protocol_version)
         self._app = app
         self._receive = receive
         self._asgi_send = send
