@@ -176,6 +176,36 @@ async def test_peer_cancellation_stops_the_handler_not_the_caller() -> None:
         assert again.finished == [None]
 
 
+@pytest.mark.parametrize("with_on_suspend", [False, True])
+async def test_cancellation_before_the_first_wait_stops_the_handler(with_on_suspend: bool) -> None:
+    # The handler's own first step has its request cancelled (here it hands the endpoint
+    # the peer's notifications/cancelled itself) before it ever waits: the cancellation
+    # reaches it at its first wait; the caller carries on.
+    cancelled: list[bool] = []
+
+    async def handler(request: InboundRequest) -> Any:
+        event = request.endpoint.connection.receive_message(
+            message(method="notifications/cancelled", params={"requestId": request.id})
+        )
+        await request.endpoint.dispatch(event)
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.append(True)
+            raise
+
+    suspended: list[bool] = []
+    on_suspend = (lambda: suspended.append(True)) if with_on_suspend else None
+    async with attached(handler) as endpoint:
+        route = Route()
+        assert await dispatch(endpoint, route, on_suspend, id=1, method="wait") == 1
+        await anyio.lowlevel.checkpoint()  # the caller is not left cancelled
+        assert endpoint.detach_idle()  # the handler is no longer in flight
+    assert cancelled == [True]
+    assert route.finished == [None]  # no response for a cancelled request
+    assert suspended == ([True] if with_on_suspend else [])
+
+
 async def test_end_of_connection_cancels_the_handler_and_releases_the_caller() -> None:
     started = anyio.Event()
 

@@ -45,7 +45,7 @@ from ._calls import (
     cancelled_by_someone,
 )
 from ._channel import DeliveryFailed, MessageChannel
-from ._inline import InlineHandler, resume
+from ._inline import InlineHandler, InlineRunner
 from ._lograte import PeerLogLimiter
 from ._route import _CURRENT, ReplyRoute
 from ._soon import SoonQueue
@@ -58,7 +58,7 @@ __all__ = ["Inbound"]
 logger = logging.getLogger("mcpkit.aio")
 
 
-class Inbound(SoonQueue):
+class Inbound(InlineRunner, SoonQueue):
     """Messages from the peer: requests, notifications, answers to our requests."""
 
     if TYPE_CHECKING:
@@ -302,45 +302,20 @@ class Inbound(SoonQueue):
                     if uncancel is not None:  # Python 3.11+: keep the cancel count honest
                         uncancel()
                     data = self.connection.discard(request.id)
-            await self._deliver(request, data)
+            # (_deliver, inlined: one coroutine less on every request's path)
+            request.answered = True
+            try:
+                route = request.route
+                if self._soon:  # notify_soon() messages (log records) go before the answer
+                    await self._flush_soon(route)
+                if route is not None:
+                    await route.finish(data)
+                elif data is not None:
+                    await self._send(data, None)
+            except ConnectionClosedError:
+                logger.debug("the answer to %r was not sent: the connection closed", request.method)
         finally:
             self._handler_done(request.id)
-
-    async def _run_inline(
-        self, request: InboundRequest, on_suspend: Callable[[], None] | None
-    ) -> None:
-        task = asyncio.current_task(self._loop)  # given the loop: no getpid (CPython 3.11)
-        assert task is not None
-        handler = self._handlers[request.id] = InlineHandler(task)
-        token = _CURRENT.set(request.route)
-        try:
-            coro = self._run_native(request, True)
-            if on_suspend is None:
-                await coro
-            else:
-                # Its first step at once: an instant handler (the common case) completes
-                # in it; one that has to wait is handed on_suspend, then awaited here.
-                try:
-                    pending = coro.send(None)
-                except StopIteration:
-                    pass
-                else:
-                    try:
-                        on_suspend()
-                    except BaseException:
-                        coro.close()
-                        raise
-                    await resume(coro, pending)
-        except asyncio.CancelledError:
-            if not handler.ours:
-                raise  # the calling task itself is being cancelled
-            # The connection ended and cancelled the handler: the task carries on.
-            uncancel = getattr(task, "uncancel", None)
-            if uncancel is not None and uncancel() > 0:
-                raise
-        finally:
-            handler.finish()
-            _CURRENT.reset(token)
 
     async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
         request.answered = True

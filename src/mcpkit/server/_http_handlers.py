@@ -99,19 +99,23 @@ async def handle_message(
         await respond_error(send, 400, f"Bad Request: {reasons}"[:500], headers=cors)
         return
     json_response = app.json_response
-    exchange = Exchange(session, sse=not json_response, protocol_version=version)
+    exchange: Exchange
+    sse: _SseExchange | None = None
+    if json_response:
+        exchange = Exchange(session, False, version)  # (positional: see Exchange)
+    else:
+        exchange = sse = _SseExchange(app, session, version, receive, send, cors, new_session)
     session.exchanges.add(exchange)
-    writer = None
-    if not json_response:
-        writer = _Writer(app, session, exchange, receive, send, cors, new_session)
     try:
         # A single request's handler runs in this task: an instant one has answered when
         # dispatch returns, and a JSON body (which the client accepts as much as SSE)
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
-        count = await endpoint.dispatch(event, exchange, inline=True, on_suspend=writer)
-        if writer is not None and writer._done is not None:  # (the stream has started)
-            await writer.finished()
+        count = await endpoint.dispatch(
+            event, exchange, inline=True, on_suspend=None if sse is None else sse.open_stream
+        )
+        if sse is not None and sse.writing is not None:  # (the stream has started)
+            await sse.writing.wait()
             return
         if count == 0:
             await respond(send, 202, headers=cors)
@@ -150,8 +154,8 @@ async def handle_message(
             return
         await _stream(app, session, exchange, receive, send, headers)
     finally:
-        if writer is not None and writer._done is not None:  # (nothing to cancel otherwise)
-            writer.cancel()
+        if sse is not None and sse.writing is not None:  # (nothing to cancel otherwise)
+            sse.stop_writing()
         session.exchanges.discard(exchange)
 
 
@@ -195,63 +199,55 @@ async def _stream(
     await session.stream_done(stream, delivered=delivered)
 
 
-class _Writer:
-    """The SSE answer of a POST whose handler runs in the POST's own task. Called (as
-    dispatch's ``on_suspend``) when the handler first has to wait: the answer becomes a
-    stream, opened then (priming event first) and written by a task in the app's task
-    group until the stream ends or the client goes, while the POST's task goes on running
-    the handler. (An object, not a closure: a closure would turn every variable it shares
-    into a cell in :func:`handle_message`.)"""
+class _SseExchange(Exchange):
+    """The reply route of a POST in SSE mode, whose handler runs in the POST's own task.
+    Should the handler have to wait, :meth:`open_stream` (dispatch's ``on_suspend``)
+    makes the answer a stream, opened then (priming event first) and written by a task in
+    the app's task group until the stream ends or the client goes, while the POST's task
+    goes on running the handler. (The exchange carries what the stream needs: a writer
+    object made for every POST in case it is needed cost about 1 % of an instant POST,
+    and most handlers never wait.)"""
 
-    __slots__ = (
-        "_done",
-        "_scope",
-        "app",
-        "cors",
-        "exchange",
-        "new_session",
-        "receive",
-        "send",
-        "session",
-    )
+    __slots__ = ("_app", "_asgi_send", "_cors", "_new_session", "_receive", "_scope", "writing")
 
     def __init__(
         self,
         app: StreamableHTTPApp,
         session: HttpSession,
-        exchange: Exchange,
+        protocol_version: str | None,
         receive: Receive,
         send: Send,
         cors: list[Any],
         new_session: bool,
     ) -> None:
-        self.app = app
-        self.session = session
-        self.exchange = exchange
-        self.receive = receive
-        self.send = send
-        self.cors = cors
-        self.new_session = new_session
-        self._done: Flag | None = None  # made when the stream is
+        Exchange.__init__(self, session, True, protocol_version)
+        self._app = app
+        self._receive = receive
+        self._asgi_send = send
+        self._cors = cors
+        self._new_session = new_session
+        #: Set once the stream's writer task has ended; ``None`` until the stream opens.
+        self.writing: Flag | None = None
         self._scope: anyio.CancelScope | None = None
 
-    def __call__(self) -> None:
-        self.exchange.expect(1)
-        headers = _headers(self.app, self.session, self.cors, self.new_session)
-        self._done = done = Flag()
+    def open_stream(self) -> None:
+        """The handler has to wait: answer with a stream (see the class)."""
+        self.expect(1)
+        headers = _headers(self._app, self.session, self._cors, self._new_session)
+        self.writing = done = Flag()
         self._scope = scope = anyio.CancelScope()
         # Not in the handler's context: the writer's keep-alive timers would hold the
         # request's objects (route, context) until due, long after the stream ended.
         context = detached_context()
         context.run(current_request.set, None)
-        context.run(self.app._running().start_soon, self._run, headers, done, scope)
+        context.run(self._app._running().start_soon, self._write, headers, done, scope)
 
-    async def _run(self, headers: list[Any], done: Flag, scope: anyio.CancelScope) -> None:
-        app, session, exchange = self.app, self.session, self.exchange
+    async def _write(self, headers: list[Any], done: Flag, scope: anyio.CancelScope) -> None:
+        app, session = self._app, self.session
         try:
             with scope:
-                await _stream(app, session, exchange, self.receive, self.send, headers)
-                if session.id is None and not exchange.done.is_set():
+                await _stream(app, session, self, self._receive, self._asgi_send, headers)
+                if session.id is None and not self.done.is_set():
                     # Stateless: the client left and no one can resume the stream, so
                     # the handler's answer could never be delivered; end its session.
                     app.drop(session)
@@ -260,12 +256,9 @@ class _Writer:
         finally:
             done.set()
 
-    async def finished(self) -> None:
-        assert self._done is not None
-        await self._done.wait()
-
-    def cancel(self) -> None:
-        if self._done is not None and not self._done.is_set():
+    def stop_writing(self) -> None:
+        """Cancel the stream's writer task, if it is still running."""
+        if self.writing is not None and not self.writing.is_set():
             assert self._scope is not None
             self._scope.cancel()
 
