@@ -144,6 +144,38 @@ REQUEST_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
         b'{"jsonrpc": "2.0", "id": 1, "method": "m", "params": {}, "params": {"a": 1}}',
         ("reply", INVALID, None),
     ),
+    # Python's json.dumps style (params last): the spaces before params are counted
+    # against the id, so a duplicate's bytes must not pass for spaces.
+    (
+        "duplicate id, spaced, params last",
+        b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "m", "params": {}}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate id, spaces in method, spaced, params last",
+        b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "a       b", "params": {}}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate params, spaced, params last",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"a": 1}, "params": {}}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "spaced, 19-digit id",
+        b'{"jsonrpc": "2.0", "id": 1000000000000000000, "method": "m", "params": {}}',
+        ("request", 10**18, "m"),
+    ),
+    (
+        "spaced, negative id",
+        b'{"jsonrpc": "2.0", "id": -5, "method": "m", "params": {}}',
+        ("request", -5, "m"),
+    ),
+    (
+        "spaced, trailing newline",
+        b'{"jsonrpc": "2.0", "id": 1, "method": "m", "params": {}}\n',
+        ("request", 1, "m"),
+    ),
     (
         "spaced request",
         b'{"jsonrpc": "2.0", "id": 7, "method": "m", "params": {"a": [1, 2], "b": " x "}}',
@@ -194,6 +226,23 @@ REQUEST_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
         "params array of objects, last",
         b'{"jsonrpc":"2.0","id":1,"method":"m","params":[{}]}',
         ("reply", PARAMS, 1),
+    ),
+    # Trailing whitespace (a CRLF line's CR, a body's newline): the byte before the
+    # closing brace is not params' last byte, so it says nothing about params' type.
+    *[
+        (
+            f"params {kind} {name}, trailing {ws!r}",
+            b'{"jsonrpc":"2.0","id":%s,"method":"m","params":%s}%s' % (rid, value, ws),
+            ("reply", code, json.loads(rid)),
+        )
+        for kind, value, code in (("string", b'"x"', INVALID), ("array", b"[1]", PARAMS))
+        for name, rid in (("int id", b"1"), ("string id", b'"1"'))
+        for ws in (b"\n", b"\r", b" ")
+    ],
+    (
+        "notification params string, trailing newline",
+        b'{"jsonrpc":"2.0","method":"m","params":"}"}\n',
+        ("drop", INVALID, None),
     ),
     (
         "params string ending in a brace",

@@ -113,14 +113,16 @@ def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
     # Nesting deeper than the limit takes more opening brackets than the limit (and two
     # bytes per level). They are counted as what replace() removes: it finds a single
     # byte with memchr, several times cheaper than count() or translate() (which test
-    # every byte) or a find() loop (a call per bracket) on CPython.
+    # every byte) or a find() loop (a call per bracket) on CPython. Arrays are rarer
+    # than objects: `in` with an int is a bare memchr (no copy), which spares the
+    # second count when there is no "[" at all.
     limit = limits.max_depth
     if size <= 2 * limit:
         return None
     braces = size - len(data.replace(b"{", b""))
-    if (braces > limit or braces + size - len(data.replace(b"[", b"")) > limit) and _too_deep(
-        data, limit
-    ):
+    if (
+        braces > limit or (0x5B in data and braces + size - len(data.replace(b"[", b"")) > limit)
+    ) and _too_deep(data, limit):
         return failure(
             ErrorCode.PARSE_ERROR,
             f"Parse error: JSON nests deeper than the limit of {limits.max_depth} levels",
@@ -175,19 +177,34 @@ def decode_message(
             if type(rid) is int:
                 # Is the id exactly `rest - 6` digits long? id_fits, inlined (this is the
                 # most common message): tables of bounds, not len(str(rid)), which costs
-                # more than the rest of this test. Negative ids and "-0" fail it and take
+                # more than the rest of this test; an `if` of `and`s, not a chained
+                # comparison or an assignment, so that CPython specializes each comparison
+                # into an integer compare-and-jump. Negative ids and "-0" fail it and take
                 # the exact path below.
-                compact = rest < 26 and ID_LOW[rest] <= rid < ID_HIGH[rest]
+                compact = False
+                if rest < 26 and ID_LOW[rest] <= rid and rid < ID_HIGH[rest]:
+                    compact = True
                 # Is params an object? Of the members left (no result, no error), only
                 # params can hold an object: a compact message ending in "}}" has params
                 # last, as an object. Otherwise find where its value starts:
                 # '"params":' cannot occur unescaped inside the other (scalar) members, so
-                # its first occurrence is the top-level member.
+                # its first occurrence is the top-level member. (Four positional
+                # arguments: filling in progress_token's default costs more.)
                 if compact:
                     if params is EMPTY:
-                        return RequestReceived(rid, method, None)
+                        return RequestReceived(rid, method, None, None)
                     if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
-                        return RequestReceived(rid, method, params)
+                        return RequestReceived(rid, method, params, None)
+                elif data[-2] == 0x7D and data[-1] == 0x7D and " " not in method:
+                    # Python's json.dumps style: compact_but_spaces' first proof, inlined
+                    # for an integer id. The message ends in "}}" (no trailing
+                    # whitespace), so params is last, an object ending right before the
+                    # closing brace: the spaces in front of it, none inside a string
+                    # (the method has none, "2.0" and an integer id cannot), are excess
+                    # that the compact test counted against the id.
+                    rest -= data.count(b" ", 0, size - 1 - len(params))
+                    if rest >= 0 and rest < 26 and ID_LOW[rest] <= rid and rid < ID_HIGH[rest]:
+                        return RequestReceived(rid, method, params, None)
             else:
                 compact = id_fits(rest, rid)  # a notification, or a string id
                 if compact:
@@ -198,10 +215,11 @@ def decode_message(
             # Not compact (pretty-printed, escaped, non-ASCII): valid as decoded unless a
             # member is duplicated, which the (slower) exact checks rule out. (A "}"
             # right before the closing brace ends the last member's value, an object:
-            # a params, and the last one is what msgspec kept.)
+            # a params, and the last one is what msgspec kept. Both bytes are tested:
+            # after trailing whitespace, data[-2] is the closing brace itself.)
             if (
                 not compact
-                and (params is EMPTY or data[-2] == 0x7D or is_object(params))
+                and (params is EMPTY or data[-2] == 0x7D == data[-1] or is_object(params))
                 and (
                     compact_but_spaces(data, rest, rid, method, params)
                     or not has_duplicate(data, present(rid, params))

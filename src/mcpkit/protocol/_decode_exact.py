@@ -140,9 +140,10 @@ def compact_but_spaces(
         return False
     size = len(data)
     inner: bytes | None = None  # params' bytes, copied only when needed
-    if params is not EMPTY and data[-2] == 0x7D:
-        # params is last and ends right before the closing brace: count the spaces in
-        # front of it only (count() with bounds: no copy of the head).
+    if params is not EMPTY and data[-2] == 0x7D == data[-1]:
+        # params is last and ends right before the closing brace (no trailing
+        # whitespace): count the spaces in front of it only (count() with bounds: no
+        # copy of the head).
         spaces = data.count(b" ", 0, size - 1 - len(params))
     else:
         inner = bytes(params)
