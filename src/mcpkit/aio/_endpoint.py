@@ -92,7 +92,6 @@ class Endpoint(Inbound, Outbound):
     # Class-level defaults (an endpoint is made per stateless HTTP POST: what its
     # constructor need not set, it does not; tables it may never fill are made when first
     # written, EMPTY_TABLE until then).
-    _idle: anyio.Event | None = None  # set when the last handler finishes
     _loop: asyncio.AbstractEventLoop | None = None
     _task_group: anyio.abc.TaskGroup | None = None
     _receiving: anyio.CancelScope | None = None  # (see Inbound._receive_loop)
@@ -161,6 +160,7 @@ class Endpoint(Inbound, Outbound):
         self._soon = ()  # type: ignore[assignment]  # (SoonQueue's, a deque once used)
         self._routes = EMPTY_TABLE
         self._ended = False
+        self._idle: anyio.Event | None = None  # set when the last handler finishes
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
         # task it runs in (see dispatch's ``inline``).
         self._handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler] = {}

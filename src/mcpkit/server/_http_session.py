@@ -142,6 +142,7 @@ class HttpSession:
         #: The session's endpoint (an attribute, not a property: read on every request).
         self.endpoint: Endpoint = self.server_session.endpoint
         self.exchanges: set[Exchange] = set()
+        self.closed = False  # (read per POST: faster as an instance attribute)
 
     @property
     def ended(self) -> Flag:
