@@ -91,13 +91,13 @@ class Endpoint(Inbound, Outbound):
 
     # Class-level defaults (an endpoint is made per stateless HTTP POST: what its
     # constructor need not set, it does not; tables it may never fill are made when first
-    # written, EMPTY_TABLE until then).
+    # written, EMPTY_TABLE until then: set by the constructor, see Connection.__init__).
     _loop: asyncio.AbstractEventLoop | None = None
     _task_group: anyio.abc.TaskGroup | None = None
     _receiving: anyio.CancelScope | None = None  # (see Inbound._receive_loop)
     _drain_timeout = 2.0
-    _waiters: dict[RequestId, _Waiter] = EMPTY_TABLE
-    _routes: dict[RequestId, ReplyRoute] = EMPTY_TABLE  # of native handlers with a route
+    _waiters: dict[RequestId, _Waiter]
+    _routes: dict[RequestId, ReplyRoute]  # of native handlers with a route
     # Whether the connection ended, and what wait_closed() waits on (made on first wait:
     # a plain attribute costs an endpoint that nobody waits on a Flag and a call).
     _ended = False
@@ -158,7 +158,7 @@ class Endpoint(Inbound, Outbound):
         self._peer_log = peer_log  # the peer's mistakes, logged within a bound
         # Read per request (an instance attribute reads faster than a class-level one):
         self._soon = ()  # type: ignore[assignment]  # (SoonQueue's, a deque once used)
-        self._routes = EMPTY_TABLE
+        self._routes = self._waiters = EMPTY_TABLE
         self._ended = False
         self._idle: anyio.Event | None = None  # set when the last handler finishes
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's

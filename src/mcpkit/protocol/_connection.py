@@ -57,7 +57,7 @@ class Connection(Receiving):
     # constructor need not set, it does not). The tables of our own requests, and of
     # batches, are made when first written (a server's connection often never sends a
     # request): until then they are the one read-only EMPTY_TABLE.
-    limits: Limits = DEFAULT_LIMITS
+    limits: Limits  # (set by the constructor, as is _held: see there)
     #: Accept known real-world deviations (``"params": null``) instead of refusing them.
     tolerant = False
     #: Accept JSON-RPC batches (set when 2025-03-26 is negotiated; see _batch.py).
@@ -67,14 +67,16 @@ class Connection(Receiving):
     _tokens: dict[ProgressToken, RequestId] = EMPTY_TABLE
     #: Batched requests answered while their batch is not: for the peer, still in
     #: flight (their answers go out with the batch's array), so their ids are too.
-    _held: dict[RequestId, BatchReply] = EMPTY_TABLE
+    _held: dict[RequestId, BatchReply]
     _finished_out: OrderedDict[RequestId, None] = EMPTY_TABLE  # type: ignore[assignment]
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS, *, tolerant: bool = False) -> None:
         # (limits may be given by position: a class called with keywords costs CPython
         # 3.11 a dict built and unpacked, and a server makes a connection per session)
         # What receive_message reads per message is set here all the same: on CPython
-        # 3.11 an instance attribute reads faster than a class-level one.
+        # 3.11 an instance attribute reads faster than a class-level one (and no read of
+        # one is specialized while the class has a value of a Python-defined class for
+        # it, such as DEFAULT_LIMITS or EMPTY_TABLE: hence no class-level default).
         self.limits = limits
         self.tolerant = tolerant
         self.allow_batches = False
