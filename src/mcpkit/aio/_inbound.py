@@ -210,9 +210,10 @@ class Inbound(InlineRunner, SoonQueue):
             # refused like any duplicate (and the first handler's bookkeeping stays its own).
             reason = f"Invalid Request: request id {event.request_id!r} is already in flight"
             return self._refuse(request, ErrorCode.INVALID_REQUEST, reason)
-        if self._gate is not None:
+        gate = self._gate  # (read, then called: CPython 3.11 specializes no self._gate())
+        if gate is not None:
             try:
-                outcome = self._gate(request)
+                outcome = gate(request)
             except RPCError as exc:
                 return self._refuse(request, exc.code, exc.message, exc.data)
             if outcome is not PROCEED:
@@ -288,10 +289,11 @@ class Inbound(InlineRunner, SoonQueue):
             try:
                 # (_answer, inlined: one coroutine less on every request's path; the same
                 # outcomes, see there)
-                assert self._on_request is not None
+                on_request = self._on_request  # (read, then called: see _start_handler)
+                assert on_request is not None
                 try:
                     try:
-                        result = await self._on_request(request)
+                        result = await on_request(request)
                     except RPCError as exc:
                         data = self.connection.send_error(rid, exc.code, exc.message, exc.data)
                     except Exception:

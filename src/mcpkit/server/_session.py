@@ -291,8 +291,9 @@ class ServerSession:
             inputs = await InputRound.begin(self.server.request_state, request.method, params)
         ctx = RequestContext(request, self, meta if type(meta) is dict else None, modern, inputs)
         token = current_request.set(ctx)
+        handler = route.handler  # (read, then called: CPython 3.11 specializes the read)
         try:
-            result = await route.handler(ctx, params)
+            result = await handler(ctx, params)
         except RPCError as exc:
             if modern is None:
                 raise
