@@ -98,10 +98,6 @@ class Endpoint(Inbound, Outbound):
     _drain_timeout = 2.0
     _waiters: dict[RequestId, _Waiter]
     _routes: dict[RequestId, ReplyRoute]  # of native handlers with a route
-    # Whether the connection ended, and what wait_closed() waits on (made on first wait:
-    # a plain attribute costs an endpoint that nobody waits on a Flag and a call).
-    _ended = False
-    _closed: Flag | None = None
 
     def __init__(
         self,
@@ -129,8 +125,7 @@ class Endpoint(Inbound, Outbound):
             on_drain,
             peer_log if peer_log is not None else PeerLogLimiter(),
         )
-        if drain_timeout != 2.0:
-            self._drain_timeout = drain_timeout
+        self._drain_timeout = drain_timeout
 
     def _setup(
         self,
@@ -159,7 +154,8 @@ class Endpoint(Inbound, Outbound):
         # Read per request (an instance attribute reads faster than a class-level one):
         self._soon = ()  # type: ignore[assignment]  # (SoonQueue's, a deque once used)
         self._routes = self._waiters = EMPTY_TABLE
-        self._ended = False
+        self._closed = Flag()  # set when the connection has ended (a Flag: no event made
+        # unless someone waits)
         self._idle: anyio.Event | None = None  # set when the last handler finishes
         # A handler in flight: its cancel scope (trio), its asyncio task, or the transport's
         # task it runs in (see dispatch's ``inline``).
@@ -256,9 +252,7 @@ class Endpoint(Inbound, Outbound):
         if not, use :meth:`detach`."""
         if self._handlers or self._waiters:
             return False
-        self._ended = True  # (_mark_closed, inlined: nobody waits on a fresh endpoint's end)
-        if self._closed is not None:
-            self._closed.set()
+        self._closed.set()
         self._task_group = None
         # The callbacks are usually bound methods of the endpoint's owner, which holds the
         # endpoint: let go of them, so the whole connection is freed at once by reference
@@ -327,20 +321,11 @@ class Endpoint(Inbound, Outbound):
     @property
     def closed(self) -> bool:
         """Whether the connection has ended."""
-        return self._ended
+        return self._closed.is_set()
 
     async def wait_closed(self) -> None:
         """Wait until the peer closes the connection (or it breaks)."""
-        if self._ended:
-            return
-        if self._closed is None:
-            self._closed = Flag()
         await self._closed.wait()
-
-    def _mark_closed(self) -> None:
-        self._ended = True
-        if self._closed is not None:
-            self._closed.set()
 
     async def _close_channel(self) -> None:
         try:
@@ -349,7 +334,7 @@ class Endpoint(Inbound, Outbound):
             logger.debug("error while closing the channel", exc_info=True)
 
     def _fail_pending(self) -> None:
-        self._mark_closed()
+        self._closed.set()
         for rid, waiter in list(self._waiters.items()):
             if not waiter.done:
                 self.connection.forget(rid)

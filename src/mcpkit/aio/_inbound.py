@@ -231,7 +231,7 @@ class Inbound(InlineRunner, SoonQueue):
             # On asyncio a plain task costs a fraction of an anyio task plus cancel scope,
             # and this is paid per request. It is still structured: tracked here, cancelled
             # by a peer's notifications/cancelled, and cancelled and awaited on close.
-            self._handlers[request.id] = self._loop.create_task(self._run_native(request))
+            self._handlers[request.id] = self._loop.create_task(self._run_handler(request))
             if route is not None:
                 if self._routes is EMPTY_TABLE:
                     self._routes = {}
@@ -240,89 +240,58 @@ class Inbound(InlineRunner, SoonQueue):
         assert self._task_group is not None
         scope = anyio.CancelScope()
         self._handlers[request.id] = scope
-        self._task_group.start_soon(self._run_scoped, request, scope)
+        self._task_group.start_soon(self._run_handler, request, False, scope)
         return None
 
-    async def _answer(self, request: InboundRequest) -> bytes | None:
-        """Run the handler and encode its outcome (result, RPC error or internal error)."""
-        assert self._on_request is not None
-        rid = request.id
-        try:
-            try:
-                result = await self._on_request(request)
-            except RPCError as exc:
-                return self.connection.send_error(rid, exc.code, exc.message, exc.data)
-            except Exception:
-                logger.exception("handler for %r failed", request.method)
-                return self.connection.send_error(rid, _INTERNAL, "Internal error")
-            except SystemExit as exc:
-                # sys.exit() in a handler (argparse does it on a bad option): the request's
-                # failure, not the server's end; every other client is still served.
-                logger.error("handler for %r called sys.exit(%r)", request.method, exc.code)
-                return self.connection.send_error(rid, _INTERNAL, "Internal error")
-            return self._encode_result(request, result)
-        except LocalProtocolError:
-            # Exactly one response per request: a second answer is logged, never sent.
-            logger.exception("request %r was already answered", request.id)
-            return None
-
-    async def _run_scoped(self, request: InboundRequest, scope: anyio.CancelScope) -> None:
-        data: bytes | None = None
-        _CURRENT.set(request.route)  # this task's own context: messages follow the request
-        try:
-            with scope:
-                data = await self._answer(request)
-            if scope.cancelled_caught:
-                # Cancelled by the peer: no response is sent (basic/utilities/cancellation),
-                # though a batch it belonged to may now be complete.
-                data = self.connection.discard(request.id)
-            await self._deliver(request, data)
-        finally:
-            self._handler_done(request.id)
-
-    async def _run_native(self, request: InboundRequest, inline: bool = False) -> None:
+    async def _run_handler(
+        self, request: InboundRequest, inline: bool = False, scope: anyio.CancelScope | None = None
+    ) -> None:
+        """Run a request's handler and deliver its one answer: as an asyncio task, in a
+        transport's task (``inline``), or on trio in ``scope``, the peer's cancel."""
         data: bytes | None = None
         rid = request.id
         if not inline:  # (_run_inline has set it, and resets it)
             _CURRENT.set(request.route)  # this task's own context: messages follow the request
         try:
-            try:
-                # (_answer, inlined: one coroutine less on every request's path; the same
-                # outcomes, see there)
-                on_request = self._on_request  # (read, then called: see _start_handler)
-                assert on_request is not None
+            on_request = self._on_request  # (read, then called: see _start_handler)
+            assert on_request is not None
+            if scope is not None:
+                with scope:
+                    try:
+                        result = await on_request(request)
+                    except (Exception, SystemExit) as exc:
+                        data = self._failed(request, exc)
+                    else:
+                        data = self._encode_result(request, result)
+                if scope.cancelled_caught:
+                    # Cancelled by the peer: no response is sent (basic/utilities/
+                    # cancellation), though a batch it belonged to may now be complete.
+                    data = self.connection.discard(rid)
+            else:
                 try:
                     try:
                         result = await on_request(request)
-                    except RPCError as exc:
-                        data = self.connection.send_error(rid, exc.code, exc.message, exc.data)
-                    except Exception:
-                        logger.exception("handler for %r failed", request.method)
-                        data = self.connection.send_error(rid, _INTERNAL, "Internal error")
-                    except SystemExit as exc:
-                        logger.error("handler for %r called sys.exit(%r)", request.method, exc.code)
-                        data = self.connection.send_error(rid, _INTERNAL, "Internal error")
+                    except (Exception, SystemExit) as exc:
+                        data = self._failed(request, exc)
                     else:
                         data = self._encode_result(request, result)
-                except LocalProtocolError:
-                    logger.exception("request %r was already answered", rid)
-                    data = None
-            except asyncio.CancelledError:
-                if self.connection.is_in_flight(rid):
-                    if cancelled_by_someone():
-                        raise  # not the peer's cancellation: the endpoint is shutting down
-                    # Nobody cancelled this task: the handler let through the cancellation
-                    # of something it awaited (say, a shared task another party cancelled).
-                    # Its request still gets its one answer.
-                    logger.error("handler for %r raised a stray CancelledError", request.method)
-                    data = self.connection.send_error(rid, _INTERNAL, "Internal error")
-                else:
-                    # Cancelled by the peer (its entry is marked): no response is sent.
-                    uncancel = getattr(asyncio.current_task(), "uncancel", None)
-                    if uncancel is not None:  # Python 3.11+: keep the cancel count honest
-                        uncancel()
-                    data = self.connection.discard(rid)
-            # (_deliver, inlined: one coroutine less on every request's path)
+                except asyncio.CancelledError:
+                    if self.connection.is_in_flight(rid):
+                        if cancelled_by_someone():
+                            raise  # not the peer's cancellation: the endpoint is shutting down
+                        # Nobody cancelled this task: the handler let through the
+                        # cancellation of something it awaited (say, a shared task another
+                        # party cancelled). Its request still gets its one answer.
+                        logger.error("handler for %r raised a stray CancelledError", request.method)
+                        data = self._failed(request, None)
+                    else:
+                        # Cancelled by the peer (its entry is marked): no response is sent.
+                        uncancel = getattr(asyncio.current_task(), "uncancel", None)
+                        if uncancel is not None:  # Python 3.11+: keep the cancel count honest
+                            uncancel()
+                        data = self.connection.discard(rid)
+            # The answer (written here, not in a coroutine of its own: one coroutine less
+            # on every request's path).
             request.answered = True
             try:
                 route = request.route
@@ -337,18 +306,25 @@ class Inbound(InlineRunner, SoonQueue):
         finally:
             self._handler_done(rid)
 
-    async def _deliver(self, request: InboundRequest, data: bytes | None) -> None:
-        request.answered = True
+    def _failed(self, request: InboundRequest, exc: BaseException | None) -> bytes | None:
+        """The error answer to a handler that raised ``exc`` (``None``: a stray
+        cancellation): its RPC error, or an internal error; ``None`` when the request was
+        already answered (exactly one response per request: a second is logged, never sent).
+        """
+        rid = request.id
         try:
-            route = request.route
-            if self._soon:  # notify_soon() messages (log records) go before the answer
-                await self._flush_soon(route)
-            if route is not None:  # (_finish, inlined: this is on every request's path)
-                await route.finish(data)
-            elif data is not None:
-                await self._send(data, None)
-        except ConnectionClosedError:
-            logger.debug("the answer to %r was not sent: the connection closed", request.method)
+            if isinstance(exc, RPCError):
+                return self.connection.send_error(rid, exc.code, exc.message, exc.data)
+            if isinstance(exc, SystemExit):
+                # sys.exit() in a handler (argparse does it on a bad option): the request's
+                # failure, not the server's end; every other client is still served.
+                logger.error("handler for %r called sys.exit(%r)", request.method, exc.code)
+            elif exc is not None:
+                logger.error("handler for %r failed", request.method, exc_info=exc)
+            return self.connection.send_error(rid, _INTERNAL, "Internal error")
+        except LocalProtocolError:
+            logger.exception("request %r was already answered", rid)
+            return None
 
     async def _finish(self, route: ReplyRoute | None, data: bytes | None) -> None:
         """Deliver what answers one request: through its route, or over the channel."""
@@ -381,16 +357,21 @@ class Inbound(InlineRunner, SoonQueue):
             self._idle.set()
 
     def _encode_result(self, request: InboundRequest, result: Any) -> bytes | None:
+        """The answer carrying a handler's result; ``None`` when the request was already
+        answered (a second answer is logged, never sent)."""
+        rid = request.id
         try:
-            return self.connection.send_result(request.id, result)
-        except LocalProtocolError as exc:
-            # Never emit invalid JSON: the request still gets exactly one (error) response.
-            logger.error("result of %r could not be sent: %s", request.method, exc)
-            return self.connection.send_error(
-                request.id,
-                ErrorCode.INTERNAL_ERROR,
-                "Internal error: the result could not be encoded",
-            )
+            try:
+                return self.connection.send_result(rid, result)
+            except LocalProtocolError as exc:
+                # Never emit invalid JSON: the request still gets exactly one (error) response.
+                logger.error("result of %r could not be sent: %s", request.method, exc)
+                return self.connection.send_error(
+                    rid, _INTERNAL, "Internal error: the result could not be encoded"
+                )
+        except LocalProtocolError:
+            logger.exception("request %r was already answered", rid)
+            return None
 
     def _refuse(
         self, request: InboundRequest, code: int, message: str, data: Any = UNSET

@@ -119,8 +119,6 @@ class HttpSession:
     # A stateless session is never swept for idleness (it ends with its POST): it reads
     # no clock for this.
     last_active = 0.0
-    _has_ended = False
-    _ended_flag: Flag | None = None  # made on first use (see ended)
 
     def __init__(
         self,
@@ -143,15 +141,8 @@ class HttpSession:
         self.endpoint: Endpoint = self.server_session.endpoint
         self.exchanges: set[Exchange] = set()
         self.closed = False  # (read per POST: faster as an instance attribute)
-
-    @property
-    def ended(self) -> Flag:
-        """Set once the session's work has stopped after :meth:`close`."""
-        if self._ended_flag is None:
-            self._ended_flag = Flag()
-            if self._has_ended:
-                self._ended_flag.set()
-        return self._ended_flag
+        #: Set once the session's work has stopped after :meth:`close`.
+        self.ended = Flag()
 
     @property
     def standalone(self) -> SseStream:
@@ -227,10 +218,7 @@ class HttpSession:
         server_session.release()
         if self.exchanges or self._standalone is not None or self.streams:
             self._release()
-        if self._ended_flag is not None or self.on_end is not None:
-            self._ended()
-        else:  # (_ended, inlined for a session nobody waits on: each stateless POST's)
-            self._has_ended = True
+        self._ended()
         return True
 
     async def _finish(self) -> None:
@@ -243,9 +231,7 @@ class HttpSession:
             self._ended()
 
     def _ended(self) -> None:
-        self._has_ended = True
-        if self._ended_flag is not None:
-            self._ended_flag.set()
+        self.ended.set()
         if self.on_end is not None:
             self.on_end(self)
 
