@@ -60,12 +60,13 @@ class Headers:
     """The request headers an MCP transport looks at, read once from the ASGI scope.
 
     Attributes:
-        values: lower-case name -> value, for single-valued headers.
-        duplicated: names that appeared more than once (ambiguous: the request is refused).
+        values: lower-case name -> value (the last one, for a repeated name).
+        duplicated: names that appeared more than once (ambiguous for single-valued
+            headers, which are refused; list-valued ones are read with :meth:`joined`).
         size: bytes in the whole header block.
     """
 
-    __slots__ = ("duplicated", "get", "size", "values")
+    __slots__ = ("_pairs", "duplicated", "get", "size", "values")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         pairs = raw if isinstance(raw, list) else list(raw)
@@ -73,6 +74,7 @@ class Headers:
         #: A header's value, ``None`` if absent (the dict's own ``get``: no extra call).
         self.get: Callable[[bytes], bytes | None] = self.values.get
         self.duplicated: AbstractSet[bytes] = _NO_NAMES
+        self._pairs = pairs
         if len(self.values) != len(pairs):
             seen: set[bytes] = set()
             duplicated: set[bytes] = set()
@@ -86,6 +88,14 @@ class Headers:
     def text(self, name: bytes) -> str | None:
         value = self.values.get(name)
         return None if value is None else value.decode("latin-1")
+
+    def joined(self, name: bytes) -> bytes | None:
+        """A list-valued header's value (``Accept``, say), its field lines joined with
+        ", " when it was sent in several (RFC 9110 section 5.3: a recipient may combine
+        them so, in order, without changing the meaning); ``None`` if absent."""
+        if name not in self.duplicated:
+            return self.values.get(name)
+        return b", ".join(value for key, value in self._pairs if key == name)
 
 
 #: ``Content-Type`` verdicts by raw value: a server sees a handful of distinct values.
@@ -152,8 +162,17 @@ async def respond_error(
     await respond(send, status, error_body(code, message, data), headers=headers)
 
 
-async def refuse_media_type(send: Send, cors: Iterable[tuple[bytes, bytes]]) -> None:
-    """415 for a POST body that is not ``application/json``."""
+async def refuse_media_type(
+    send: Send, cors: Iterable[tuple[bytes, bytes]], headers: Headers | None = None
+) -> None:
+    """415 for a POST body that is not ``application/json``; 400 when ``headers`` has
+    ``Content-Type`` more than once (a single-valued field, RFC 9110 section 5.3: which
+    line counts is ambiguous, and a proxy may read the other one)."""
+    if headers is not None and b"content-type" in headers.duplicated:
+        await respond_error(
+            send, 400, "Bad Request: more than one Content-Type header", headers=cors
+        )
+        return
     await respond_error(
         send, 415, "Unsupported Media Type: POST bodies must be application/json", headers=cors
     )

@@ -241,7 +241,7 @@ class SSEApp:
     ) -> None:
         # No Accept header accepts anything (RFC 9110 12.5.1); one that excludes SSE cannot
         # be served.
-        if not accepts(headers.get(b"accept"), "text/event-stream"):
+        if not accepts(headers.joined(b"accept"), "text/event-stream"):
             await respond_error(
                 send,
                 406,
@@ -312,8 +312,11 @@ class SSEApp:
     ) -> None:
         # Refused before anything is read: a cross-site "simple" request (text/plain) from a
         # browser must never reach a session (the CSRF class of CVE-2026-33252).
-        if media_type(headers.get(b"content-type")) != "application/json":
-            await refuse_media_type(send, cors)
+        if (
+            media_type(headers.get(b"content-type")) != "application/json"
+            or b"content-type" in headers.duplicated
+        ):
+            await refuse_media_type(send, cors, headers)
             return
         found = self._lookup(scope)
         if isinstance(found, tuple):

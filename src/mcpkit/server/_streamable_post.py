@@ -70,10 +70,10 @@ class PostRoutes(SessionRoutes):
     ) -> None:
         """A POST whose header values were not remembered as passed: every check (``key``:
         its values, to remember once they pass; ``None`` when they cannot be)."""
-        if not is_json(headers.get(b"content-type")):
-            await refuse_media_type(send, cors)
+        if not is_json(headers.get(b"content-type")) or b"content-type" in headers.duplicated:
+            await refuse_media_type(send, cors, headers)
             return
-        accept = headers.get(b"accept")
+        accept = headers.joined(b"accept")
         if accept is None or not (
             accepts(accept, "application/json") and accepts(accept, "text/event-stream")
         ):

@@ -102,10 +102,8 @@ class SessionRoutes:
                 headers=[*cors, ALLOW],
             )
             return
-        if (
-            not accepts(headers.get(b"accept"), "text/event-stream")
-            or headers.get(b"accept") is None
-        ):
+        accept = headers.joined(b"accept")
+        if accept is None or not accepts(accept, "text/event-stream"):
             await respond_error(
                 send,
                 406,
