@@ -1,4 +1,5 @@
-"""Headers sent in more than one field line, over a real socket on 127.0.0.1.
+"""Header values the HTTP transports must read as RFC 9110 means them, over a real socket
+on 127.0.0.1: fields sent in more than one field line, and media-range parameters.
 
 RFC 9110 section 5.3: a list-valued field (``Accept``) may be split over several field
 lines, and the recipient combines them, in order, with commas, without changing the
@@ -96,6 +97,30 @@ async def test_accept_split_over_field_lines_opens_the_get_stream(http: RunningS
                 assert response.headers["content-type"] == "text/event-stream"
             finally:
                 await response.aclose()
+
+
+@pytest.mark.parametrize(
+    ("accept", "status"),
+    [
+        ("application/json; charset=utf-8, text/event-stream", 200),
+        ("application/json, text/event-stream;charset=UTF-8", 200),
+        ("application/json; charset=iso-8859-1, text/event-stream", 406),
+    ],
+    ids=["json-utf-8", "sse-utf-8", "json-latin-1"],
+)
+async def test_a_utf_8_charset_in_accept_is_what_json_and_sse_already_are(
+    http: RunningServer, accept: str, status: int
+) -> None:
+    # RFC 8259 section 8.1: JSON is UTF-8 (no charset parameter is defined); SSE is always
+    # UTF-8. The official SDKs answer such clients; so must this one (any other charset
+    # still excludes the type).
+    with anyio.fail_after(LIMIT):
+        async with httpx.AsyncClient() as client:
+            session = RawSession(client, http.url + "/mcp")
+            await session.open()
+            headers = lines(session, JSON, ("accept", accept))
+            response = await client.post(session.url, content=request(2, "ping"), headers=headers)
+            assert response.status_code == status, response.text
 
 
 @pytest.mark.parametrize(

@@ -105,7 +105,14 @@ RFC_EXAMPLE = "text/*;q=0, text/plain;format=flowed, */*"
         (RFC_EXAMPLE, "text/html", False),
         (RFC_EXAMPLE, "image/jpeg", True),
         (RFC_EXAMPLE, "text/plain;format=fixed", False),
-        (f"{JSON};charset=utf-8", JSON, False),
+        # JSON and SSE are UTF-8 by definition: charset=utf-8 names what they are (the
+        # official SDKs accept such a client); any other charset, or type, stays strict.
+        (f"{JSON};charset=utf-8", JSON, True),
+        (f"{JSON}; charset=UTF-8, {SSE}; charset=utf-8", SSE, True),
+        (f'{SSE};charset="utf-8"', SSE, True),
+        (f"{JSON};charset=latin-1", JSON, False),
+        (f"{JSON};charset=utf-8;q=0, {JSON}", JSON, False),  # the more specific decides
+        ("text/plain;charset=utf-8", "text/plain", False),
         (f"{JSON};charset=utf-8", f"{JSON};charset=UTF-8", True),
         (f"{JSON};charset=utf-8;q=0, */*", f"{JSON};charset=utf-8", False),
         (f"{JSON};q=0;charset=utf-8, */*", f"{JSON};charset=utf-8", False),  # q anywhere

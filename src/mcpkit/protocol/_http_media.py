@@ -26,6 +26,11 @@ _QVALUE = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")
 
 _Range = tuple[str, str, dict[str, str], float]
 
+#: Media types that are UTF-8 by definition: JSON (RFC 8259 section 8.1, which defines
+#: no charset parameter) and SSE (HTML "Server-sent events", always UTF-8). A range's
+#: ``charset=utf-8`` names what they already are, so it does not make the range miss them.
+_UTF8_ONLY: Final = frozenset({("application", "json"), ("text", "event-stream")})
+
 
 def media_type(content_type: str | bytes | None) -> str:
     """The lowercase essence ``type/subtype`` of a ``Content-Type`` value (RFC 9110 §8.3.1),
@@ -50,7 +55,9 @@ def accepts(accept: str | bytes | None, media: str) -> bool:
     The media ranges that match ``media`` (``*/*``, ``type/*``, ``type/subtype``; a range's
     parameters must all be present in ``media``) are ranked by specificity; the most
     specific decides, and it accepts unless its weight is 0 (``q=0``, ``q=0.0``...). Equally
-    specific duplicates take the highest weight. Matching is case-insensitive. A malformed
+    specific duplicates take the highest weight. Matching is case-insensitive. JSON and SSE
+    are UTF-8 by definition, so for them a range's ``charset=utf-8`` is already met
+    (``application/json; charset=utf-8`` admits ``application/json``). A malformed
     range (bad syntax, a ``q`` outside the RFC 9110 §12.4.2 grammar, two ``q`` parameters)
     matches nothing: being lenient there could turn a refusal into an acceptance.
 
@@ -80,6 +87,8 @@ def _accepts(accept: str | bytes | None, media: str) -> bool:
         return True
     text = accept.decode("latin-1") if isinstance(accept, bytes) else accept
     mtype, subtype, mparams, _ = target
+    if (mtype, subtype) in _UTF8_ONLY and "charset" not in mparams:
+        mparams = {**mparams, "charset": "utf-8"}
     best: tuple[int, int] = (-1, -1)
     weight = 0.0
     for element in _split_list(text):
