@@ -454,6 +454,36 @@ async def test_request_failures_are_prompt(
             await client.ping()  # the failure was this request's, not the channel's
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected"),
+    [
+        (
+            rpc_error(None, -32000, "forged\nERROR other: line\x1b[31m " + "x" * 5000),
+            "application/json",
+            "HTTP 503: forged ERROR other: line [31m xxx",
+        ),
+        (b"<p>\r\nforged\x00\x1b[2J</p>" + b"y" * 5000, "text/html", "HTTP 503 (text/html): <p>"),
+    ],
+    ids=["jsonrpc-error-message", "html-body"],
+)
+async def test_a_server_s_error_text_becomes_one_short_line(
+    peer: tuple[FakeMCPServer, str], body: bytes, content_type: str, expected: str
+) -> None:
+    # The server's words go into the caller's exception (and logs): one line, a bounded
+    # excerpt, no control characters, whatever the server sent.
+    fake, url = peer
+    fake.script("tools/list", reply(503, body, content_type=content_type))
+    with anyio.fail_after(LIMIT):
+        async with Client(transport(url), timeout=60) as client:
+            with pytest.raises(MessageNotDelivered) as info:
+                await client.list_tools()
+    text = str(info.value)
+    assert text.startswith(expected), text
+    assert text.isprintable(), text
+    assert len(text) < 300, text
+    assert "..." in text, text  # the cut is marked
+
+
 async def test_connection_refused_fails_requests_and_notifications() -> None:
     with fake_peer() as (_, url):
         pass  # the server is gone: its port refuses connections

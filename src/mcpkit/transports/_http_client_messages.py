@@ -151,19 +151,28 @@ def error_answer_id(body: bytes) -> RequestId | None:
 
 def describe_failure(status: int, content_type: str | None, body: bytes) -> str:
     """One line saying why the server refused a message: the JSON-RPC error it sent, else
-    the content type and a short excerpt of the body."""
+    the content type and a short excerpt of the body. Either is the server's text: its
+    whitespace (line breaks) is collapsed and it is cut to a short excerpt, so a server
+    cannot put pages or forged log lines into the client's errors."""
     try:
         error = _ERROR_BODY.decode(body).error
     except msgspec.DecodeError:
         pass
     else:
-        return f"HTTP {status}: {error.message} (JSON-RPC code {error.code})"
+        return f"HTTP {status}: {_one_line(error.message)} (JSON-RPC code {error.code})"
     kind = media_type(content_type) or "no content type"
-    excerpt = " ".join(body[:_EXCERPT].decode("utf-8", "replace").split())
+    excerpt = _one_line(body[:_EXCERPT].decode("utf-8", "replace"))
     if not excerpt:
         return f"HTTP {status} ({kind}, empty body)"
     more = "..." if len(body) > _EXCERPT else ""
     return f"HTTP {status} ({kind}): {excerpt}{more}"
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its whitespace runs as single spaces (control characters too) and at
+    most :data:`_EXCERPT` characters, ``...`` marking a cut."""
+    cleaned = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return cleaned if len(cleaned) <= _EXCERPT else cleaned[:_EXCERPT] + "..."
 
 
 def describe_http_error(exc: Exception) -> str:
