@@ -578,6 +578,31 @@ async def test_client_stream_rules() -> None:
             assert refused.value.status == 404
 
 
+async def test_a_refusal_s_text_becomes_one_short_line() -> None:
+    # The server's words go into the caller's exception (and logs): one line, a bounded
+    # excerpt and no control characters, whatever it sent.
+    page = b"<h1>\r\nforged\nERROR x: y\x1b[2J</h1>" + b"z" * 5000
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"text/html")]
+        await send({"type": "http.response.start", "status": 500, "headers": headers})
+        await send({"type": "http.response.body", "body": page})
+
+    with (
+        running_server(app) as server,
+        anyio.fail_after(LIMIT),
+        pytest.raises(TransportError) as refused,
+    ):
+        async with SSETransport(server.url + "/sse").connect():
+            pass
+    text = str(refused.value)
+    assert "HTTP 500 (<h1> forged ERROR x: y [2J</h1>zzz" in text, text
+    assert text.isprintable(), text
+    assert len(text) < 400, text
+
+
 async def test_client_against_a_closed_port() -> None:
     with running_server(scripted_sse(b"")) as server:
         url = server.url + "/sse"

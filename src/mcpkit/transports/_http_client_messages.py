@@ -24,6 +24,7 @@ __all__ = [
     "error_answer_id",
     "is_response",
     "negotiated_version",
+    "one_line",
     "peek_incoming",
 ]
 
@@ -159,20 +160,20 @@ def describe_failure(status: int, content_type: str | None, body: bytes) -> str:
     except msgspec.DecodeError:
         pass
     else:
-        return f"HTTP {status}: {_one_line(error.message)} (JSON-RPC code {error.code})"
+        return f"HTTP {status}: {one_line(error.message)} (JSON-RPC code {error.code})"
     kind = media_type(content_type) or "no content type"
-    excerpt = _one_line(body[:_EXCERPT].decode("utf-8", "replace"))
+    excerpt = one_line(body[:_EXCERPT].decode("utf-8", "replace"))
     if not excerpt:
         return f"HTTP {status} ({kind}, empty body)"
     more = "..." if len(body) > _EXCERPT else ""
     return f"HTTP {status} ({kind}): {excerpt}{more}"
 
 
-def _one_line(text: str) -> str:
-    """``text`` with its whitespace runs as single spaces (control characters too) and at
-    most :data:`_EXCERPT` characters, ``...`` marking a cut."""
+def one_line(text: str, limit: int = _EXCERPT) -> str:
+    """A peer's ``text`` for an error message: its whitespace runs as single spaces
+    (control characters too) and at most ``limit`` characters, ``...`` marking a cut."""
     cleaned = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return cleaned if len(cleaned) <= _EXCERPT else cleaned[:_EXCERPT] + "..."
+    return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 
 
 def describe_http_error(exc: Exception) -> str:

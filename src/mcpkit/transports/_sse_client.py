@@ -26,7 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
-from ._http_client_messages import check_url, describe_http_error
+from ._http_client_messages import check_url, describe_http_error, one_line
 from ._http_client_streams import iterate_body
 
 if TYPE_CHECKING:
@@ -391,5 +391,6 @@ async def _excerpt(response: httpx.Response) -> str:
         await iterate_body(response, consume)
     except (httpx.HTTPError, httpx.StreamError):
         pass
-    text = bytes(data[:_ERROR_EXCERPT]).decode("utf-8", "replace").strip()
+    # (one line, no control characters: the server's words go into exceptions and logs)
+    text = one_line(bytes(data[:_ERROR_EXCERPT]).decode("utf-8", "replace"), _ERROR_EXCERPT)
     return f"({text})" if text else ""
