@@ -484,6 +484,25 @@ async def test_a_server_s_error_text_becomes_one_short_line(
     assert "..." in text, text  # the cut is marked
 
 
+@pytest.mark.parametrize("status", [200, 201, 204])
+async def test_any_2xx_to_a_notification_is_success(
+    peer: tuple[FakeMCPServer, str], status: int
+) -> None:
+    # transports.mdx asks for 202; a server that says 204 (or 201) took the message all the
+    # same (RFC 9110 15.3): the client must not fail its handshake over it.
+    fake, url = peer
+    fake.script("notifications/initialized", reply(status, b"", content_type=None))
+    fake.script("notifications/roots/list_changed", reply(status, b"", content_type=None))
+    with anyio.fail_after(LIMIT):
+        async with transport(url).connect() as channel:
+            await initialized(channel)
+            await channel.send(b'{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}')
+            await channel.send(request(1, "ping"))
+            answer = await channel.receive()
+            assert isinstance(answer, bytes)
+            assert json.loads(answer)["id"] == 1
+
+
 async def test_connection_refused_fails_requests_and_notifications() -> None:
     with fake_peer() as (_, url):
         pass  # the server is gone: its port refuses connections

@@ -321,7 +321,10 @@ class StreamableHTTPChannel(Exchanges):
             self._listening = None
 
     async def _post_quietly_answered(self, message: bytes) -> None:
-        """POST a notification or response; the server answers 202 (or 200)."""
+        """POST a notification or response; the server answers 202 ("MUST", transports
+        "Sending Messages to the Server"), but any 2xx says it took the message (RFC 9110
+        section 15.3): a 204 or 200 from a lenient server is no failure (the official SDK
+        and this package's HTTP+SSE client read it so too)."""
         assert self._client is not None
         if self._session_lost:
             raise session_expired()
@@ -338,7 +341,7 @@ class StreamableHTTPChannel(Exchanges):
                 follow_redirects=False,
             ) as response:
                 status = response.status_code
-                if status in (200, 202):
+                if 200 <= status < 300:
                     return
                 if status == 404 and session is not None:
                     self._expire(session)
