@@ -12,12 +12,13 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import httpx
+import msgspec
 import pytest
 
 from mcpkit.server import RequestContext, Server
 
 from ._httpserver import RunningServer, running_server
-from ._mcphttp import JSON_HEADERS, initialize, messages_of, request
+from ._mcphttp import JSON_HEADERS, initialize, messages_of, notification, request
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +46,16 @@ def build() -> Server:
         else:
             await ctx.elicit("name?", {"type": "object", "properties": {}})
         return "asked"
+
+    @server.tool()
+    def state(ctx: RequestContext) -> dict[str, Any]:
+        session = ctx.session
+        return {
+            "version": session.protocol_version,
+            "capabilities": msgspec.to_builtins(ctx.client_capabilities),
+            "level": session.log_level,
+            "initialized": session.initialized,
+        }
 
     return server
 
@@ -84,3 +95,31 @@ async def test_asking_the_client_says_why_it_cannot(http: RunningServer, what: s
     assert answer["result"]["isError"] is True
     text = json.dumps(answer["result"]["content"])
     assert "stateless server cannot send requests to the client" in text
+
+
+async def test_no_state_crosses_between_posts(http: RunningServer) -> None:
+    # Every POST's session starts afresh, whatever earlier POSTs did to theirs
+    # (initialize with capabilities, notifications/initialized, logging/setLevel): the
+    # sessions share a read-only ready handshake per version, and nothing else.
+    fresh = {"capabilities": {}, "level": "info", "initialized": True}
+    steps: list[tuple[str, bytes, Any]] = [
+        ("2025-11-25", request(1, "tools/call", {"name": "state"}), "2025-11-25"),
+        ("2025-06-18", initialize(version="2025-06-18", capabilities={"roots": {}}), None),
+        ("2025-06-18", notification("notifications/initialized"), None),
+        ("2025-06-18", request(2, "logging/setLevel", {"level": "error"}), None),
+        ("2025-06-18", request(3, "tools/call", {"name": "state"}), "2025-06-18"),
+        ("2025-11-25", initialize(version="2025-11-25", capabilities={"roots": {}}), None),
+        ("2025-11-25", request(4, "tools/call", {"name": "state"}), "2025-11-25"),
+    ]
+    async with httpx.AsyncClient(timeout=LIMIT) as client:
+        for version, body, expected in steps:
+            headers = {**JSON_HEADERS, "mcp-protocol-version": version}
+            response = await client.post(http.url + "/mcp", content=body, headers=headers)
+            assert response.status_code in (200, 202), response.text
+            if response.status_code == 202:
+                continue
+            answer = messages_of(response)[-1]
+            assert "error" not in answer, answer
+            if expected is not None:
+                seen = answer["result"]["structuredContent"]
+                assert seen == {**fresh, "version": expected}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcpkit.exceptions import LocalProtocolError
-from mcpkit.protocol import HandshakeState, ServerHandshake
+from mcpkit.protocol import READY_HANDSHAKES, HandshakeState, ServerHandshake, ready_handshake
 
 S = HandshakeState
 METHODS = ["initialize", "ping", "tools/list", "tools/call", "acme/op", "logging/setLevel"]
@@ -67,3 +67,33 @@ def test_version_recorded_and_second_success_refused() -> None:
     assert hs.protocol_version == "2024-11-05"
     with pytest.raises(LocalProtocolError):
         hs.initialize_succeeded("2025-11-25")
+
+
+# -- the shared ready handshakes (a stateless HTTP POST's session uses one) ---------------
+
+NOTIFICATIONS = ["notifications/initialized", "notifications/cancelled", "acme/changed"]
+
+
+@pytest.mark.parametrize("version", sorted(READY_HANDSHAKES))
+def test_no_message_moves_a_shared_ready_handshake(version: str) -> None:
+    # What makes sharing one between sessions safe: nothing a session does changes it.
+    shared = ready_handshake(version)
+    assert shared is READY_HANDSHAKES[version]
+    before = vars(shared).copy()
+    for method in METHODS:
+        error = shared.check_request(method)
+        assert (error is None) == (method != "initialize")
+    for method in NOTIFICATIONS:
+        assert shared.receive_notification(method) == (method != "notifications/initialized")
+    with pytest.raises(LocalProtocolError):
+        shared.initialize_succeeded(version)
+    with pytest.raises(LocalProtocolError):
+        shared.assume_ready(version)
+    assert vars(shared) == before
+    assert (shared.state, shared.protocol_version) == (S.READY, version)
+
+
+def test_ready_handshake_of_an_unknown_version_is_a_new_one() -> None:
+    first, second = ready_handshake("2099-01-01"), ready_handshake("2099-01-01")
+    assert first is not second
+    assert (first.state, first.protocol_version) == (S.READY, "2099-01-01")

@@ -30,7 +30,7 @@ from ._framing import FrameTooLarge, LineBuffer, encode_line
 from ._header_params import ParamHeader, annotation_problem, param_headers
 from ._http import SESSION_ID_MAX_LENGTH, TransportSecurity, new_session_id, valid_session_id
 from ._http_media import accepts, media_type
-from ._lifecycle import HandshakeState, ServerHandshake
+from ._lifecycle import READY_HANDSHAKES, HandshakeState, ServerHandshake, ready_handshake
 from ._limits import DEFAULT_LIMITS, Limits
 from ._mcp_headers import (
     MAX_SAFE_INTEGER,
@@ -113,8 +113,10 @@ __all__ = [
     "param_headers",
     "request_header_problem",
     # lifecycle
+    "READY_HANDSHAKES",
     "HandshakeState",
     "ServerHandshake",
+    "ready_handshake",
     # URI templates (RFC 6570)
     "UriTemplate",
     "is_template",

@@ -15,9 +15,9 @@ import enum
 from typing import Final
 
 from ..exceptions import LocalProtocolError
-from ..types import ErrorCode, ErrorObject
+from ..types import HANDSHAKE_VERSIONS, ErrorCode, ErrorObject
 
-__all__ = ["HandshakeState", "ServerHandshake"]
+__all__ = ["READY_HANDSHAKES", "HandshakeState", "ServerHandshake", "ready_handshake"]
 
 
 class HandshakeState(enum.Enum):
@@ -111,3 +111,31 @@ class ServerHandshake:
         if method == "notifications/initialized":
             return False  # early or repeated: nothing to do
         return self.state is not _AWAITING
+
+
+def _ready(protocol_version: str) -> ServerHandshake:
+    handshake = ServerHandshake()
+    handshake.assume_ready(protocol_version)
+    return handshake
+
+
+#: A ready handshake per handshake-era version, shared (read-only: never assign to one).
+#: Sharing lets no state cross between the sessions using one, because no message moves
+#: a ready handshake: ``initialize`` is refused before any change,
+#: ``notifications/initialized`` changes nothing, :meth:`ServerHandshake.assume_ready`
+#: raises. (Stateless HTTP makes a session per POST: this spares it a handshake.)
+READY_HANDSHAKES: Final[dict[str, ServerHandshake]] = {
+    version: _ready(version) for version in HANDSHAKE_VERSIONS
+}
+
+
+def ready_handshake(protocol_version: str) -> ServerHandshake:
+    """A handshake in the state :meth:`ServerHandshake.assume_ready` leaves a new one in:
+    for a handshake-era version, the shared one of :data:`READY_HANDSHAKES` (read-only);
+    otherwise a new one.
+
+    Raises:
+        Nothing: a new handshake accepts any version.
+    """
+    shared = READY_HANDSHAKES.get(protocol_version)
+    return _ready(protocol_version) if shared is None else shared

@@ -14,7 +14,7 @@ import anyio.lowlevel
 
 from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
-from ..protocol import EMPTY_TABLE, FrameTooLarge
+from ..protocol import EMPTY_TABLE, FrameTooLarge, ServerHandshake
 from ..types import V2025_11_25
 from ._http_streams import Exchange, SseStream, is_request
 from ._session import ServerSession
@@ -126,9 +126,11 @@ class HttpSession:
         session_id: str | None = None,
         store: EventStore | None = None,
         retry_ms: int | None = None,
+        handshake: ServerHandshake | None = None,
     ) -> None:
         # (Arguments by position: a class called with keywords costs CPython 3.11 a dict
-        # built and unpacked, and a stateless POST makes a session.)
+        # built and unpacked, and a stateless POST makes a session. handshake: see
+        # ServerSession.)
         channel: _StandaloneChannel | _NoStreamChannel = _NO_STREAM
         if session_id is not None:
             self.id = self.key = session_id
@@ -136,7 +138,7 @@ class HttpSession:
             self.retry_ms = retry_ms
             self.last_active = time.monotonic()
             channel = _StandaloneChannel(self)
-        self.server_session = ServerSession(server, channel, False)
+        self.server_session = ServerSession(server, channel, False, handshake)
         #: The session's endpoint (an attribute, not a property: read on every request).
         self.endpoint: Endpoint = self.server_session.endpoint
         self.exchanges: set[Exchange] = set()

@@ -22,14 +22,11 @@ from ..types import (
     EmptyResult,
     ErrorCode,
     Implementation,
-    InitializeRequestParams,
     InitializeResult,
     InputResponseRequestParams,
     LoggingLevel,
     LoggingMessageNotificationParams,
-    RequestParams,
     ServerCapabilities,
-    SetLevelRequestParams,
     negotiate_version,
 )
 from ._compat import capabilities_for, implementation_for, without_push
@@ -45,6 +42,7 @@ from ._modern import (
     parse_modern,
 )
 from ._modern_results import STRIPPERS, discover_result, finish_handshake, finish_modern
+from ._params import INIT_DECODER, PING_DECODER, SET_LEVEL_DECODER, decode_params
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -55,30 +53,10 @@ logger = logging.getLogger("mcpkit.server")
 
 _LEVELS: Final[tuple[str, ...]] = get_args(LoggingLevel)
 _SEVERITY: Final = {name: rank for rank, name in enumerate(_LEVELS)}
-_INIT_DECODER: Final = msgspec.json.Decoder(InitializeRequestParams)
-_SET_LEVEL_DECODER: Final = msgspec.json.Decoder(SetLevelRequestParams)
-_PING_DECODER: Final = msgspec.json.Decoder(RequestParams)
 
 
-class _MetaOnly(msgspec.Struct):
-    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
-
-
-_META_DECODER: Final = msgspec.json.Decoder(_MetaOnly)
 #: (A module constant: an Enum member read through its class costs ten times as much.)
 _READY: Final = HandshakeState.READY
-
-
-def decode_params(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str) -> Any:
-    """Decode a request's params with the method's decoder.
-
-    Raises:
-        RPCError: -32602 naming the field and the problem.
-    """
-    try:
-        return decoder.decode(params if params is not None else b"{}")
-    except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(f"Invalid params for {method}: {exc}") from None
 
 
 class ServerSession:
@@ -104,13 +82,19 @@ class ServerSession:
     _resource_updates: ResourceUpdates | None = None  # made on first use
     loop_token: EventLoopToken | None = None
     _listens: set[Subscription] | None = None  # made on first use (see listens)
+    _client_capabilities: ClientCapabilities | None = None  # (ditto: client_capabilities)
 
     def __init__(
-        self, server: LowLevelServer, channel: MessageChannel, autoreceive: bool = True
+        self,
+        server: LowLevelServer,
+        channel: MessageChannel,
+        autoreceive: bool = True,
+        handshake: ServerHandshake | None = None,
     ) -> None:
+        # (handshake: a stateless HTTP POST's session gets a shared ready one, see
+        # ready_handshake; client_capabilities: made on first read, see there)
         self.server = server
-        self.handshake = ServerHandshake()
-        self.client_capabilities = ClientCapabilities()
+        self.handshake = ServerHandshake() if handshake is None else handshake
         self.log_level: LoggingLevel = server.default_log_level
         #: The thread running this session's event loop, and the loop's token (how other
         #: threads reach it: see bind_loop).
@@ -129,6 +113,17 @@ class ServerSession:
             self.end_listens if autoreceive else None,
             server.peer_log,  # one bound for all: new connections get no new burst
         )
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """What the client declared (made on first read: most requests never ask)."""
+        if self._client_capabilities is None:
+            self._client_capabilities = ClientCapabilities()
+        return self._client_capabilities
+
+    @client_capabilities.setter
+    def client_capabilities(self, capabilities: ClientCapabilities) -> None:
+        self._client_capabilities = capabilities
 
     @property
     def listens(self) -> set[Subscription]:
@@ -239,16 +234,16 @@ class ServerSession:
             return self._initialize(request.params)
         if request.method == "ping":
             if request.params is not None:  # its only member, _meta, must be an object
-                decode_params(_PING_DECODER, request.params, request.method)
+                decode_params(PING_DECODER, request.params, request.method)
             return EmptyResult()
         if request.method == "logging/setLevel":
-            params = decode_params(_SET_LEVEL_DECODER, request.params, request.method)
+            params = decode_params(SET_LEVEL_DECODER, request.params, request.method)
             self.log_level = params.level
             return EmptyResult()
         return PROCEED
 
     def _initialize(self, raw: Raw | None) -> InitializeResult:
-        params = decode_params(_INIT_DECODER, raw, "initialize")
+        params = decode_params(INIT_DECODER, raw, "initialize")
         version = negotiate_version(params.protocol_version, self.server.supported_versions)
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
