@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,8 @@ import anyio
 import msgspec
 
 from ..aio import Endpoint, ProgressCallback
-from ..exceptions import LocalProtocolError, RequestTimeoutError
+from ..exceptions import ConnectionClosedError, LocalProtocolError, RequestTimeoutError
+from ._inprocess import exit_reason
 from ._methods import Timeout
 
 __all__ = ["SlotSending"]
@@ -24,6 +26,7 @@ class SlotSending:
         timeout: float | None
         max_timeout: float | None
         _endpoint: Endpoint | None
+        _stack: contextlib.AsyncExitStack | None
         _limiter: anyio.Semaphore | None
         _max_concurrent: int
 
@@ -64,9 +67,24 @@ class SlotSending:
                 max_timeout=None if hard is None else hard - waited,
                 on_progress=on_progress,
             )
+        except ConnectionClosedError as exc:
+            explained = await self._explained(exc)
+            if explained is None:
+                raise
+            raise explained from exc
         finally:
             self._limiter.release()
         return bytes(raw)
+
+    async def _explained(self, exc: ConnectionClosedError) -> ConnectionClosedError | None:
+        """The connection ended under a call: say why when the transport can tell (a
+        server subprocess that died: its exit status and the end of its stderr), as
+        connecting does. Not while connecting (that says it once itself) nor closing
+        (the client ended it: there is nothing to explain)."""
+        if self._stack is None or self._endpoint is None:
+            return None
+        why = await exit_reason(self._endpoint.channel)
+        return None if why is None else ConnectionClosedError(f"{exc}: {why}")
 
     def _no_slot(self, method: str) -> RequestTimeoutError:
         return RequestTimeoutError(

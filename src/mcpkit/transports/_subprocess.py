@@ -274,9 +274,10 @@ class ProcessChannel:
         process = self._process
         if process is None:
             return None
-        if process.returncode is None:
-            with anyio.move_on_after(wait):
-                await process.wait()
+        with anyio.move_on_after(wait):
+            await process.wait()
+            if process.stderr is not None:  # its last words may still be in the pipe
+                await self._stderr_done.wait()
         code = process.returncode
         if code is None:
             return None
