@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib.util
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,10 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--log-level",
-        default=os.environ.get("MCPKIT_LOG_LEVEL", "WARNING"),
-        help="Python logging level for the server's own log (to stderr)",
+        default=None,
+        help="Python logging level for the server's own log (to stderr; default: "
+        "$MCPKIT_LOG_LEVEL, else WARNING). A served file that configures logging itself "
+        "keeps its configuration; this level then applies to mcpkit's loggers",
     )
     return parser
 
@@ -193,6 +196,37 @@ def _interrupted(exc: BaseException) -> bool:
     return isinstance(inner, tuple) and bool(inner) and all(_interrupted(e) for e in inner)
 
 
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+@contextlib.contextmanager
+def _logging_for(level: str, *, explicit: bool) -> Iterator[None]:
+    """Send diagnostics to stderr (on stdio, stdout belongs to the protocol), around the
+    import of the served file.
+
+    A logging configuration of the file's own (say ``logging.basicConfig(level=...)`` at
+    import) stays in force, as under ``python FILE.py``: configuring the root logger
+    first made it a silent no-op. So the root logger gets no handler until the file is
+    imported; meanwhile the handler of last resort writes in our format at our level (for
+    what the file logs at import), and afterwards our handler is added only if the file
+    added none. A level asked for explicitly then still applies to mcpkit's loggers.
+    """
+    root = logging.getLogger()
+    root.setLevel(level)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    handler.setLevel(level)
+    last_resort, logging.lastResort = logging.lastResort, handler
+    try:
+        yield
+    finally:
+        logging.lastResort = last_resort
+    if not root.handlers:
+        root.addHandler(handler)
+    elif explicit:
+        logging.getLogger("mcpkit").setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     from ..exceptions import LocalProtocolError
@@ -200,16 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     note_parent()  # record who started us before anything slow happens
     args = _build_parser().parse_args(argv)
-    level = args.log_level.upper()
+    chosen = args.log_level or os.environ.get("MCPKIT_LOG_LEVEL")
+    level = (chosen or "WARNING").upper()
     if not isinstance(logging.getLevelName(level), int):
-        print(f"mcpkit: unknown --log-level {args.log_level!r}", file=sys.stderr)
+        print(f"mcpkit: unknown --log-level {chosen!r}", file=sys.stderr)
         return 2
-    # Diagnostics go to stderr: on stdio, stdout belongs to the protocol.
-    logging.basicConfig(
-        level=level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     try:
         if args.transport == "stdio":
             _check_stdio(args)
@@ -219,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             claim_stdout()
             claim_stdin()
-        server = load_server(args.target)
+        with _logging_for(level, explicit=chosen is not None):
+            server = load_server(args.target)
         if args.max_message_bytes is not None:
             if args.max_message_bytes < 1:
                 raise CLIError("--max-message-bytes must be positive")
