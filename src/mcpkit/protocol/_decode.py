@@ -162,7 +162,7 @@ def decode_message(
     # and non-ASCII only make the real message longer, so equality proves compactness.
     # (Literals instead of named constants: this is the hottest code in mcpkit.)
     method = env.method
-    if type(method) is str:
+    if method is not UNSET:  # then a str (an identity test: cheaper than type() is str)
         params = env.params
         # Absent members are the very default object, EMPTY (identity tests are the
         # cheapest): result and error are the same object only when both are absent
@@ -180,24 +180,25 @@ def decode_message(
                 # Is the id exactly `rest - 6` digits long? id_fits, inlined (this is the
                 # most common message): tables of bounds, not len(str(rid)), which costs
                 # more than the rest of this test; an `if` of `and`s, not a chained
-                # comparison or an assignment, so that CPython specializes each comparison
-                # into an integer compare-and-jump. Negative ids and "-0" fail it and take
-                # the exact path below.
-                compact = False
+                # comparison, so that CPython specializes each comparison into an integer
+                # compare-and-jump; no `compact` flag (its stores and test cost more than
+                # the decode_slow call repeated below). Negative ids and "-0" fail it and
+                # take the exact path below.
                 if rest < 26 and ID_LOW[rest] <= rid and rid < ID_HIGH[rest]:
-                    compact = True
-                # Is params an object? Of the members left (no result, no error), only
-                # params can hold an object: a compact message ending in "}}" has params
-                # last, as an object. Otherwise find where its value starts:
-                # '"params":' cannot occur unescaped inside the other (scalar) members, so
-                # its first occurrence is the top-level member. (Four positional
-                # arguments: filling in progress_token's default costs more.)
-                if compact:
+                    # Is params an object? Of the members left (no result, no error),
+                    # only params can hold an object: a compact message ending in "}}"
+                    # has params last, as an object. Otherwise find where its value
+                    # starts: '"params":' cannot occur unescaped inside the other
+                    # (scalar) members, so its first occurrence is the top-level member.
+                    # (Four positional arguments: filling in progress_token's default
+                    # costs more.)
                     if params is EMPTY:
                         return RequestReceived(rid, method, None, None)
                     if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
                         return RequestReceived(rid, method, params, None)
-                elif (
+                    return decode_slow(data, tolerant)  # compact, params not an object
+                compact = False
+                if (
                     data[-2] == 0x7D
                     and data[-1] == 0x7D
                     and rest < 26
