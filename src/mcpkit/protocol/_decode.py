@@ -197,7 +197,6 @@ def decode_message(
                     if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
                         return RequestReceived(rid, method, params, None)
                     return decode_slow(data, tolerant)  # compact, params not an object
-                compact = False
                 if (
                     data[-2] == 0x7D
                     and data[-1] == 0x7D
@@ -217,6 +216,7 @@ def decode_message(
                     # leaves at most 6 for a duplicated member, which takes at least 7
                     # (',"id":0'; an unknown member fails the envelope struct).
                     return RequestReceived(rid, method, params, None)
+                compact = False
             else:
                 compact = id_fits(rest, rid)  # a notification, or a string id
                 if compact:
