@@ -506,6 +506,18 @@ def test_compact_ids_at_every_digit_count(rid: int) -> None:
             ("request", 1, "m"),
             id="wide is not deep",
         ),
+        pytest.param(
+            Limits(max_depth=4),
+            '{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{"é":[]}]}}'.encode(),
+            ("reply", PARSE, None),
+            id="not ASCII, one level over",
+        ),
+        pytest.param(
+            Limits(max_depth=5),
+            '{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{"é":[]}]}}'.encode(),
+            ("request", 1, "m"),
+            id="not ASCII, at depth limit",
+        ),
     ],
 )
 def test_limits(limits: Limits, data: bytes, expected: tuple[Any, ...]) -> None:

@@ -81,7 +81,7 @@ def _too_deep(data: bytes, limit: int) -> bool:
 
     Strings are removed and innermost bracket pairs are deleted one level per pass, in C;
     after ``limit`` passes anything still pairing up nests deeper than the limit. (Only
-    called for messages with more opening brackets than the limit: see _check_input.)
+    called for messages with more opening brackets than the limit: see decode_message.)
     """
     skeleton = _STRING_RE.sub(b"", data).translate(_BRACKETS, _NOT_BRACKETS)
     for _ in range(limit):
@@ -94,8 +94,9 @@ def _too_deep(data: bytes, limit: int) -> bool:
     return b"()" in skeleton
 
 
-def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
-    """Size, encoding and depth checks, run before any decoding."""
+def _check_size_and_encoding(data: bytes, limits: Limits) -> DecodeFailure | None:
+    """The size and encoding checks, run before any decoding (only needed for a message
+    above the size limit or not ASCII)."""
     size = len(data)
     if size > limits.max_message_bytes:
         return failure(
@@ -112,23 +113,6 @@ def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
             return failure(ErrorCode.PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {exc.start}")
-    # Nesting deeper than the limit takes more opening brackets than the limit (and two
-    # bytes per level). They are counted as what replace() removes: it finds a single
-    # byte with memchr, several times cheaper than count() or translate() (which test
-    # every byte) or a find() loop (a call per bracket) on CPython. Arrays are rarer
-    # than objects: `in` with an int is a bare memchr (no copy), which spares the
-    # second count when there is no "[" at all.
-    limit = limits.max_depth
-    if size <= 2 * limit:
-        return None
-    braces = size - len(data.replace(b"{", b""))
-    if (
-        braces > limit or (0x5B in data and braces + size - len(data.replace(b"[", b"")) > limit)
-    ) and _too_deep(data, limit):
-        return failure(
-            ErrorCode.PARSE_ERROR,
-            f"Parse error: JSON nests deeper than the limit of {limits.max_depth} levels",
-        )
     return None
 
 
@@ -144,10 +128,29 @@ def decode_message(
     """
     size = len(data)
     # One cheap test covers the common case: small ASCII input needs none of these checks.
+    # (They are inlined: on a 1 KiB message a call costs more than half of their work.)
     if size > limits.trivially_within or not data.isascii():
-        refused = _check_input(data, limits)
-        if refused is not None:
-            return refused
+        if size > limits.max_message_bytes or not data.isascii():
+            refused = _check_size_and_encoding(data, limits)
+            if refused is not None:
+                return refused
+        # Nesting deeper than the limit takes more opening brackets than the limit (and
+        # two bytes per level). They are counted as what replace() removes: it finds a
+        # single byte with memchr, several times cheaper than count() or translate()
+        # (which test every byte) or a find() loop (a call per bracket) on CPython.
+        # Arrays are rarer than objects: `in` with an int is a bare memchr (no copy),
+        # which spares the second count when there is no "[" at all.
+        limit = limits.max_depth
+        if size > 2 * limit:
+            braces = size - len(data.replace(b"{", b""))
+            if (
+                braces > limit
+                or (0x5B in data and braces + size - len(data.replace(b"[", b"")) > limit)
+            ) and _too_deep(data, limit):
+                return failure(
+                    ErrorCode.PARSE_ERROR,
+                    f"Parse error: JSON nests deeper than the limit of {limit} levels",
+                )
     try:
         env = _decode_envelope(data)
     except msgspec.ValidationError:
