@@ -193,11 +193,13 @@ def decode_message(
                     # has params last, as an object. Otherwise find where its value
                     # starts: '"params":' cannot occur unescaped inside the other
                     # (scalar) members, so its first occurrence is the top-level member.
-                    # (Four positional arguments: filling in progress_token's default
-                    # costs more.)
+                    # (The "}}" test first: it also proves params present. Four positional
+                    # arguments: filling in progress_token's default costs more.)
+                    if data[-2] == 0x7D:
+                        return RequestReceived(rid, method, params, None)
                     if params is EMPTY:
                         return RequestReceived(rid, method, None, None)
-                    if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
+                    if data[data.find(b'"params":') + 9] == 0x7B:
                         return RequestReceived(rid, method, params, None)
                     return decode_slow(data, tolerant)  # compact, params not an object
                 if (
@@ -223,9 +225,11 @@ def decode_message(
             else:
                 compact = id_fits(rest, rid)  # a notification, or a string id
                 if compact:
+                    if data[-2] == 0x7D:
+                        return _received(rid, method, params)
                     if params is EMPTY:
                         return _received(rid, method, None)
-                    if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
+                    if data[data.find(b'"params":') + 9] == 0x7B:
                         return _received(rid, method, params)
             # Not compact (pretty-printed, escaped, non-ASCII): valid as decoded unless a
             # member is duplicated, which the (slower) exact checks rule out. (A "}"
