@@ -161,6 +161,43 @@ REQUEST_CASES: list[tuple[str, bytes, tuple[Any, ...]]] = [
         b'{"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"a": 1}, "params": {}}',
         ("reply", INVALID, None),
     ),
+    # The slack proof (at most 7 spare bytes, one a space before params' value): a
+    # duplicate (7 bytes at least) plus that space is one byte too many.
+    (
+        "duplicate id, a space before params",
+        b'{"jsonrpc":"2.0","id":1,"id":42,"method":"m","params": {}}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate id, no space before params",
+        b'{"jsonrpc":"2.0","id":1,"id":42,"method":"m","params":{}}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "duplicate id, spaces in method, a space before params",
+        b'{"jsonrpc":"2.0","id":1,"id":42,"method":"a b","params": {}}',
+        ("reply", INVALID, None),
+    ),
+    (
+        "a space before params only",
+        b'{"jsonrpc":"2.0","id":42,"method":"m","params": {"a": 1}}',
+        ("request", 42, "m"),
+    ),
+    (
+        "7 spare bytes, not all spaces",
+        b'{ "jsonrpc":\t"2.0",\n"id":\r42 ,"method":"tools\\/call","params": {}}',
+        ("request", 42, "tools/call"),
+    ),
+    (
+        "spaced, id 0",
+        b'{"jsonrpc": "2.0", "id": 0, "method": "m", "params": {}}',
+        ("request", 0, "m"),
+    ),
+    (
+        "spaced, 8 spare bytes",
+        b'{"jsonrpc": "2.0",  "id": 5, "method": "m", "params": {}}',
+        ("request", 5, "m"),
+    ),
     (
         "spaced, 19-digit id",
         b'{"jsonrpc": "2.0", "id": 1000000000000000000, "method": "m", "params": {}}',
@@ -468,6 +505,18 @@ def test_compact_ids_at_every_digit_count(rid: int) -> None:
             b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[],"b":[],"c":[],"d":[]}}',
             ("request", 1, "m"),
             id="wide is not deep",
+        ),
+        pytest.param(
+            Limits(max_depth=4),
+            '{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{"é":[]}]}}'.encode(),
+            ("reply", PARSE, None),
+            id="not ASCII, one level over",
+        ),
+        pytest.param(
+            Limits(max_depth=5),
+            '{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[{"é":[]}]}}'.encode(),
+            ("request", 1, "m"),
+            id="not ASCII, at depth limit",
         ),
     ],
 )

@@ -140,6 +140,38 @@ def test_any_formatting_classifies_exactly(case: tuple[bytes, Any, str, bool]) -
         assert type(decoded.request_id) is type(rid)
 
 
+@st.composite
+def nearly_compact_requests(draw: st.DrawFn) -> tuple[bytes, int, bool]:
+    """A request with params last, a few bytes longer than compact (``json.dumps``
+    separators, or one space before params' value), perhaps with a short member written
+    twice: what the fast path's slack proof must classify exactly."""
+    rid = draw(st.integers(min_value=0, max_value=10**20))
+    comma, colon = draw(st.sampled_from([(", ", ": "), (",", ": "), (", ", ":"), (",", ":")]))
+    members = [("jsonrpc", '"2.0"'), ("id", json.dumps(rid)), ("method", '"m"')]
+    members = draw(st.permutations(members))
+    duplicate = draw(st.booleans())
+    if duplicate:
+        name, value = draw(st.sampled_from([("id", "0"), ("id", "7"), ("method", '""')]))
+        members.insert(draw(st.integers(0, len(members))), (name, value))
+    params = json.dumps(draw(objects), separators=(comma, colon))
+    parts = [f'"{name}"{colon}{value}' for name, value in members]
+    parts.append(f'"params"{draw(st.sampled_from([colon, ": "]))}{params}')
+    return ("{" + comma.join(parts) + "}").encode(), rid, duplicate
+
+
+@given(nearly_compact_requests())
+@settings(max_examples=300)
+def test_nearly_compact_requests_classify_exactly(case: tuple[bytes, int, bool]) -> None:
+    data, rid, duplicate = case
+    decoded = decode_message(data)
+    if duplicate:
+        assert isinstance(decoded, DecodeFailure)
+        assert (decoded.error.code, decoded.id) == (-32600, None)
+    else:
+        assert isinstance(decoded, RequestReceived)
+        assert (decoded.request_id, decoded.method) == (rid, "m")
+
+
 @given(ids, objects)
 def test_result_round_trip(rid: int | str, result: dict[str, Any]) -> None:
     decoded = decode_message(encode_result(rid, result))

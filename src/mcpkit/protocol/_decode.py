@@ -20,6 +20,8 @@ UTF-8 without BOM, no NaN/Infinity, no lone surrogates (msgspec rejects those it
 Speed: every envelope member decodes as ``Raw`` in one pass. A message whose length equals
 the sum of its members' lengths plus the minimal punctuation is *compact*: it has no room
 for whitespace, unknown or duplicated members, so it skips the duplicate check entirely.
+A duplicated member takes at least 7 bytes, so a message with fewer spare bytes than that
+(once proven whitespace is set aside: Python's ``json.dumps`` style) skips it too.
 Everything else takes the exact path of ``_decode_exact``: cheaper proofs for messages
 that are only pretty-printed, then the general classification.
 """
@@ -79,7 +81,7 @@ def _too_deep(data: bytes, limit: int) -> bool:
 
     Strings are removed and innermost bracket pairs are deleted one level per pass, in C;
     after ``limit`` passes anything still pairing up nests deeper than the limit. (Only
-    called for messages with more opening brackets than the limit: see _check_input.)
+    called for messages with more opening brackets than the limit: see decode_message.)
     """
     skeleton = _STRING_RE.sub(b"", data).translate(_BRACKETS, _NOT_BRACKETS)
     for _ in range(limit):
@@ -92,8 +94,9 @@ def _too_deep(data: bytes, limit: int) -> bool:
     return b"()" in skeleton
 
 
-def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
-    """Size, encoding and depth checks, run before any decoding."""
+def _check_size_and_encoding(data: bytes, limits: Limits) -> DecodeFailure | None:
+    """The size and encoding checks, run before any decoding (only needed for a message
+    above the size limit or not ASCII)."""
     size = len(data)
     if size > limits.max_message_bytes:
         return failure(
@@ -110,23 +113,6 @@ def _check_input(data: bytes, limits: Limits) -> DecodeFailure | None:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
             return failure(ErrorCode.PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {exc.start}")
-    # Nesting deeper than the limit takes more opening brackets than the limit (and two
-    # bytes per level). They are counted as what replace() removes: it finds a single
-    # byte with memchr, several times cheaper than count() or translate() (which test
-    # every byte) or a find() loop (a call per bracket) on CPython. Arrays are rarer
-    # than objects: `in` with an int is a bare memchr (no copy), which spares the
-    # second count when there is no "[" at all.
-    limit = limits.max_depth
-    if size <= 2 * limit:
-        return None
-    braces = size - len(data.replace(b"{", b""))
-    if (
-        braces > limit or (0x5B in data and braces + size - len(data.replace(b"[", b"")) > limit)
-    ) and _too_deep(data, limit):
-        return failure(
-            ErrorCode.PARSE_ERROR,
-            f"Parse error: JSON nests deeper than the limit of {limits.max_depth} levels",
-        )
     return None
 
 
@@ -142,10 +128,29 @@ def decode_message(
     """
     size = len(data)
     # One cheap test covers the common case: small ASCII input needs none of these checks.
+    # (They are inlined: on a 1 KiB message a call costs more than half of their work.)
     if size > limits.trivially_within or not data.isascii():
-        refused = _check_input(data, limits)
-        if refused is not None:
-            return refused
+        if size > limits.max_message_bytes or not data.isascii():
+            refused = _check_size_and_encoding(data, limits)
+            if refused is not None:
+                return refused
+        # Nesting deeper than the limit takes more opening brackets than the limit (and
+        # two bytes per level). They are counted as what replace() removes: it finds a
+        # single byte with memchr, several times cheaper than count() or translate()
+        # (which test every byte) or a find() loop (a call per bracket) on CPython.
+        # Arrays are rarer than objects: `in` with an int is a bare memchr (no copy),
+        # which spares the second count when there is no "[" at all.
+        limit = limits.max_depth
+        if size > 2 * limit:
+            braces = size - len(data.replace(b"{", b""))
+            if (
+                braces > limit
+                or (0x5B in data and braces + size - len(data.replace(b"[", b"")) > limit)
+            ) and _too_deep(data, limit):
+                return failure(
+                    ErrorCode.PARSE_ERROR,
+                    f"Parse error: JSON nests deeper than the limit of {limit} levels",
+                )
     try:
         env = _decode_envelope(data)
     except msgspec.ValidationError:
@@ -160,7 +165,7 @@ def decode_message(
     # and non-ASCII only make the real message longer, so equality proves compactness.
     # (Literals instead of named constants: this is the hottest code in mcpkit.)
     method = env.method
-    if type(method) is str:
+    if method is not UNSET:  # then a str (an identity test: cheaper than type() is str)
         params = env.params
         # Absent members are the very default object, EMPTY (identity tests are the
         # cheapest): result and error are the same object only when both are absent
@@ -178,39 +183,53 @@ def decode_message(
                 # Is the id exactly `rest - 6` digits long? id_fits, inlined (this is the
                 # most common message): tables of bounds, not len(str(rid)), which costs
                 # more than the rest of this test; an `if` of `and`s, not a chained
-                # comparison or an assignment, so that CPython specializes each comparison
-                # into an integer compare-and-jump. Negative ids and "-0" fail it and take
-                # the exact path below.
-                compact = False
+                # comparison, so that CPython specializes each comparison into an integer
+                # compare-and-jump; no `compact` flag (its stores and test cost more than
+                # the decode_slow call repeated below). Negative ids and "-0" fail it and
+                # take the exact path below.
                 if rest < 26 and ID_LOW[rest] <= rid and rid < ID_HIGH[rest]:
-                    compact = True
-                # Is params an object? Of the members left (no result, no error), only
-                # params can hold an object: a compact message ending in "}}" has params
-                # last, as an object. Otherwise find where its value starts:
-                # '"params":' cannot occur unescaped inside the other (scalar) members, so
-                # its first occurrence is the top-level member. (Four positional
-                # arguments: filling in progress_token's default costs more.)
-                if compact:
+                    # Is params an object? Of the members left (no result, no error),
+                    # only params can hold an object: a compact message ending in "}}"
+                    # has params last, as an object. Otherwise find where its value
+                    # starts: '"params":' cannot occur unescaped inside the other
+                    # (scalar) members, so its first occurrence is the top-level member.
+                    # (The "}}" test first: it also proves params present. Four positional
+                    # arguments: filling in progress_token's default costs more.)
+                    if data[-2] == 0x7D:
+                        return RequestReceived(rid, method, params, None)
                     if params is EMPTY:
                         return RequestReceived(rid, method, None, None)
-                    if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
+                    if data[data.find(b'"params":') + 9] == 0x7B:
                         return RequestReceived(rid, method, params, None)
-                elif data[-2] == 0x7D and data[-1] == 0x7D and " " not in method:
-                    # Python's json.dumps style: compact_but_spaces' first proof, inlined
-                    # for an integer id. The message ends in "}}" (no trailing
-                    # whitespace), so params is last, an object ending right before the
-                    # closing brace: the spaces in front of it, none inside a string
-                    # (the method has none, "2.0" and an integer id cannot), are excess
-                    # that the compact test counted against the id.
-                    rest -= data.count(b" ", 0, size - 1 - len(params))
-                    if rest >= 0 and rest < 26 and ID_LOW[rest] <= rid and rid < ID_HIGH[rest]:
-                        return RequestReceived(rid, method, params, None)
+                    return decode_slow(data, tolerant)  # compact, params not an object
+                if (
+                    data[-2] == 0x7D
+                    and data[-1] == 0x7D
+                    and rest < 26
+                    and ID_LOW[rest - 7] <= rid
+                    and rid < ID_HIGH[rest]
+                    and data[-2 - len(params)] == 0x20
+                ):
+                    # Python's json.dumps style (4 members, ", " and ": ": exactly 7
+                    # bytes more than compact), proved without counting its spaces
+                    # (count() with bounds costs more than the rest of this path). The
+                    # id takes between `rest - 7` and `rest` bytes: the message has at
+                    # most 7 bytes more than its compact form. It ends in "}}" (no
+                    # trailing whitespace), so params is last, an object ending right
+                    # before the closing brace, and the byte before params' "{" lies
+                    # between tokens: a space there is one of those 7 bytes. That
+                    # leaves at most 6 for a duplicated member, which takes at least 7
+                    # (',"id":0'; an unknown member fails the envelope struct).
+                    return RequestReceived(rid, method, params, None)
+                compact = False
             else:
                 compact = id_fits(rest, rid)  # a notification, or a string id
                 if compact:
+                    if data[-2] == 0x7D:
+                        return _received(rid, method, params)
                     if params is EMPTY:
                         return _received(rid, method, None)
-                    if data[-2] == 0x7D or data[data.find(b'"params":') + 9] == 0x7B:
+                    if data[data.find(b'"params":') + 9] == 0x7B:
                         return _received(rid, method, params)
             # Not compact (pretty-printed, escaped, non-ASCII): valid as decoded unless a
             # member is duplicated, which the (slower) exact checks rule out. (A "}"
