@@ -15,9 +15,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-import types
 from collections.abc import Callable
-from typing import Annotated, Any, Final, Literal, Union, get_args, get_origin
+from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -96,8 +95,7 @@ def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
 
 
 _NO_FLOATS: Final = frozenset({str, int, bool, bytes, type(None), UnsetType, Raw})
-_CONTAINERS: Final = frozenset({list, tuple, set, frozenset, dict})
-#: Struct type -> its fields whose declared type can hold a float (see _field_getter).
+#: Struct type -> a function returning all its fields' values (see _field_getter).
 _FLOAT_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 #: Messages up to this size are scanned: a walk over a typical result (a tool result
 #: with one text block) costs about as much as scanning 1 to 2 KiB.
@@ -105,30 +103,18 @@ _WALK_ABOVE: Final = 2048
 _WALK_BUDGET: Final = 64
 
 
-def _may_hold_float(hint: Any) -> bool:
-    """Whether a value of this declared type can contain a float (when unsure: yes)."""
-    if hint in _NO_FLOATS:
-        return False
-    origin = get_origin(hint)
-    if origin is Literal:
-        return any(type(arg) is float for arg in get_args(hint))
-    if origin is Annotated:
-        return _may_hold_float(get_args(hint)[0])
-    if origin is Union or origin is types.UnionType or origin in _CONTAINERS:
-        return any(arg is not Ellipsis and _may_hold_float(arg) for arg in get_args(hint))
-    return True  # float, Any, object, structs, anything else
-
-
 def _no_fields(_: object) -> tuple[()]:
     return ()
 
 
 def _field_getter(kind: type) -> Callable[[Any], tuple[Any, ...]]:
-    """For a struct type: a function returning the values of its fields whose declared
-    type can hold a float (attrgetter: one C call for all of them)."""
+    """For a struct type: a function returning the values of all its fields
+    (attrgetter: one C call for all of them). All, not only those whose declared type can
+    hold a float: structs are not type-checked when built, so a field declared ``str``
+    can hold a NaN, which msgspec would write as ``null``."""
     getter = _FLOAT_FIELDS.get(kind)
     if getter is None:
-        names = [f.name for f in msgspec.structs.fields(kind) if _may_hold_float(f.type)]
+        names = list(kind.__struct_fields__)
         if not names:
             getter = _no_fields
         else:
