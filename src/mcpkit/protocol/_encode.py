@@ -114,7 +114,7 @@ def _field_getter(kind: type) -> Callable[[Any], tuple[Any, ...]]:
     can hold a NaN, which msgspec would write as ``null``."""
     getter = _FLOAT_FIELDS.get(kind)
     if getter is None:
-        names = list(kind.__struct_fields__)
+        names = [field.name for field in msgspec.structs.fields(kind)]
         if not names:
             getter = _no_fields
         else:
