@@ -36,6 +36,7 @@ from ..types import (
     Root,
     RootsCapability,
 )
+from ..types._echo import peer_text
 from ._answers import elicit_answer_for, roots_for, sampling_answer_for
 
 __all__ = [
@@ -197,7 +198,7 @@ class ClientHandlers:
         if method == "roots/list" and self.roots is not None:
             return ListRootsResult(roots=roots_for(version, await self.list_roots()))
         raise RPCError(
-            ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {method!r}"
+            ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {peer_text(method)}"
         )
 
     async def list_roots(self) -> Sequence[Root]:
