@@ -126,6 +126,16 @@ CASES: Final[list[tuple[str, str, Any, str]]] = [
         "Unknown prompt: 'x\\r\\n",
     ),
     (
+        "nasty value quoted by the decoder",
+        "completion/complete",
+        {
+            "_meta": meta(),
+            "ref": {"type": NASTY, "name": "hello"},
+            "argument": {"name": "name", "value": "x"},
+        },
+        "Invalid params for completion/complete: Invalid value 'x ",
+    ),
+    (
         "long protocol version",
         "tools/list",
         {"_meta": meta(version=LONG)},

@@ -36,7 +36,7 @@ from ..types import (
     Root,
     RootsCapability,
 )
-from ..types._echo import peer_text
+from ..types._echo import one_line, peer_text
 from ._answers import elicit_answer_for, roots_for, sampling_answer_for
 
 __all__ = [
@@ -108,7 +108,9 @@ def _decode(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str)
     try:
         return decoder.decode(params if params is not None else b"{}")
     except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(f"Invalid params for {method}: {exc}") from None
+        raise RPCError.invalid_params(
+            f"Invalid params for {method}: {one_line(str(exc))}"
+        ) from None
 
 
 @dataclass

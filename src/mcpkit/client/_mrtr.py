@@ -40,7 +40,7 @@ from ..types import (
     ElicitResult,
     ListRootsResult,
 )
-from ..types._echo import peer_text
+from ..types._echo import one_line, peer_text
 from ._callbacks import ClientHandlers, checked
 
 __all__ = ["Deprecations", "InputFulfiller", "ResultKind", "result_kind", "run_rounds"]
@@ -74,7 +74,7 @@ def result_kind(raw: bytes, method: str) -> ResultKind:
     try:
         kind = _KIND.decode(raw)
     except msgspec.DecodeError as exc:
-        raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
+        raise RemoteProtocolError(f"invalid result for {method}: {one_line(str(exc))}") from None
     if kind.result_type is UNSET:
         kind.result_type = "complete"
     if kind.result_type == "complete":
@@ -192,7 +192,7 @@ def _convert(params: dict[str, Any], kind: type[Any], key: str) -> Any:
         return msgspec.convert(params, kind)
     except (msgspec.ValidationError, ValueError) as exc:
         raise RemoteProtocolError(
-            f"input request {peer_text(key)} has invalid params: {exc}"
+            f"input request {peer_text(key)} has invalid params: {one_line(str(exc))}"
         ) from None
 
 

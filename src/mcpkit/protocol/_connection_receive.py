@@ -24,7 +24,7 @@ from ..types import (
     ProgressToken,
     RequestId,
 )
-from ..types._echo import peer_text
+from ..types._echo import one_line, peer_text
 from ._batch import BatchReply, split_batch
 from ._decode import DecodedResponse, DecodeFailure, decode_message
 from ._empty import EMPTY_TABLE
@@ -269,7 +269,7 @@ class Receiving:
             try:
                 peek = _PEEK_DECODER.decode(params)
             except msgspec.ValidationError as exc:
-                reason = f"Invalid params: {exc}"
+                reason = f"Invalid params: {one_line(str(exc))}"
                 return MessageRejected(encode_error(rid, ErrorCode.INVALID_PARAMS, reason), reason)
             if peek.meta is not UNSET and peek.meta.progress_token is not UNSET:
                 token = peek.meta.progress_token
@@ -294,7 +294,9 @@ class Receiving:
         try:
             decoded = _CANCELLED_DECODER.decode(params if params is not None else b"{}")
         except msgspec.ValidationError as exc:
-            return MessageRejected(None, f"invalid notifications/cancelled dropped: {exc}")
+            return MessageRejected(
+                None, f"invalid notifications/cancelled dropped: {one_line(str(exc))}"
+            )
         rid = decoded.request_id
         entry = self._entry(rid) if not isinstance(rid, UnsetType) else None
         if entry is None or isinstance(rid, UnsetType):
@@ -316,7 +318,9 @@ class Receiving:
         try:
             decoded = _PROGRESS_DECODER.decode(params if params is not None else b"{}")
         except msgspec.ValidationError as exc:
-            return MessageRejected(None, f"invalid notifications/progress dropped: {exc}")
+            return MessageRejected(
+                None, f"invalid notifications/progress dropped: {one_line(str(exc))}"
+            )
         rid = self._tokens.get(decoded.progress_token)
         pending = self._pending.get(rid) if rid is not None else None
         if rid is None or pending is None:

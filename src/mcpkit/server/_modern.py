@@ -38,7 +38,7 @@ from ..types import (
     LoggingLevel,
     method_spec,
 )
-from ..types._echo import peer_text
+from ..types._echo import one_line, peer_text
 
 __all__ = [
     "ABSENT_REQUESTS",
@@ -175,7 +175,9 @@ def _convert(value: Any, kind: type[Any], key: str) -> Any:
     try:
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(f"Invalid params: _meta[{peer_text(key)}]: {exc}") from None
+        raise RPCError.invalid_params(
+            f"Invalid params: _meta[{peer_text(key)}]: {one_line(str(exc))}"
+        ) from None
 
 
 def exists_in_modern(method: str) -> bool:

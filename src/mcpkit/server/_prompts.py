@@ -31,7 +31,7 @@ from ..types import (
     ResourceLink,
     TextContent,
 )
-from ..types._echo import peer_text
+from ..types._echo import one_line, peer_text
 from ._context import RequestContext
 from ._signature import ArgumentError, FunctionSchema, function_schema
 
@@ -131,7 +131,7 @@ class PromptRegistry:
             kwargs = entry.schema.bind(arguments)
         except ArgumentError as exc:
             raise RPCError.invalid_params(
-                f"Invalid arguments for prompt {peer_text(name)}: {exc}"
+                f"Invalid arguments for prompt {peer_text(name)}: {one_line(str(exc))}"
             ) from None
         if entry.schema.context_param is not None:
             kwargs[entry.schema.context_param] = ctx

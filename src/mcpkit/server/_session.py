@@ -32,7 +32,7 @@ from ..types import (
     SetLevelRequestParams,
     negotiate_version,
 )
-from ..types._echo import peer_text
+from ..types._echo import one_line, peer_text
 from ._compat import capabilities_for, implementation_for, without_push
 from ._context import RequestContext
 from ._inputs import InputRound, input_required_in, url_elicitations_required
@@ -79,7 +79,9 @@ def decode_params(decoder: msgspec.json.Decoder[Any], params: Raw | None, method
     try:
         return decoder.decode(params if params is not None else b"{}")
     except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(f"Invalid params for {method}: {exc}") from None
+        raise RPCError.invalid_params(
+            f"Invalid params for {method}: {one_line(str(exc))}"
+        ) from None
 
 
 class ServerSession:
@@ -274,7 +276,8 @@ class ServerSession:
         try:  # (decode_params, inlined: this runs per request)
             params = route.decoder.decode(request.params if request.params is not None else b"{}")
         except msgspec.ValidationError as exc:
-            raise RPCError.invalid_params(f"Invalid params for {request.method}: {exc}") from None
+            why = one_line(str(exc))  # (msgspec quotes a peer's value whole)
+            raise RPCError.invalid_params(f"Invalid params for {request.method}: {why}") from None
         meta = getattr(params, "meta", None)
         if type(params) is dict:  # (msgspec decodes JSON objects to exact dicts)
             meta = params.get("_meta")

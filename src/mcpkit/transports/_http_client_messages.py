@@ -117,7 +117,9 @@ def peek_incoming(data: bytes, *, allow_batch: bool) -> list[_Peek]:
     try:
         decoded = _PEEK.decode(data)
     except msgspec.DecodeError as exc:
-        raise RemoteProtocolError(f"the server sent an invalid JSON-RPC message: {exc}") from None
+        raise RemoteProtocolError(
+            f"the server sent an invalid JSON-RPC message: {one_line(str(exc))}"
+        ) from None
     if isinstance(decoded, list):
         if not allow_batch or not decoded:
             raise RemoteProtocolError(
