@@ -31,6 +31,7 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from .types import ErrorCode, ErrorObject
+from .types._echo import peer_text
 
 __all__ = [
     "CapabilityError",
@@ -112,7 +113,7 @@ class RPCError(MCPError):
     @classmethod
     def method_not_found(cls, method: str) -> RPCError:
         """A ``Method not found`` (-32601) error naming the method."""
-        return cls(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method!r}")
+        return cls(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {peer_text(method)}")
 
     def __str__(self) -> str:
         return f"{self.message} (code {self.code})"

@@ -36,6 +36,7 @@ from ..protocol import (
     ResponseReceived,
 )
 from ..types import ErrorCode, RequestId
+from ..types._echo import peer_text
 from ._calls import (
     PROCEED,
     InboundRequest,
@@ -220,7 +221,9 @@ class Inbound(InlineRunner, SoonQueue):
             # The connection retired this id when its answer was encoded, but the answer is
             # still being written: for the peer the id is still in flight, so reusing it is
             # refused like any duplicate (and the first handler's bookkeeping stays its own).
-            reason = f"Invalid Request: request id {event.request_id!r} is already in flight"
+            reason = (
+                f"Invalid Request: request id {peer_text(event.request_id)} is already in flight"
+            )
             return self._refuse(request, ErrorCode.INVALID_REQUEST, reason)
         gate = self._gate  # (read, then called: CPython 3.11 specializes no self._gate())
         if gate is not None:
@@ -231,7 +234,7 @@ class Inbound(InlineRunner, SoonQueue):
             if outcome is not PROCEED:
                 return Refused(self._encode_result(request, outcome))
         if self._on_request is None:
-            reason = f"Method not found: {event.method!r}"
+            reason = f"Method not found: {peer_text(event.method)}"
             return self._refuse(request, ErrorCode.METHOD_NOT_FOUND, reason)
         if len(self._handlers) >= self._max_in_flight:
             reason = "Too many requests in flight; retry later"

@@ -36,6 +36,7 @@ from ..types import (
     Root,
     RootsCapability,
 )
+from ..types._echo import one_line, peer_text
 from ._answers import elicit_answer_for, roots_for, sampling_answer_for
 
 __all__ = [
@@ -107,7 +108,9 @@ def _decode(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str)
     try:
         return decoder.decode(params if params is not None else b"{}")
     except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(f"Invalid params for {method}: {exc}") from None
+        raise RPCError.invalid_params(
+            f"Invalid params for {method}: {one_line(str(exc))}"
+        ) from None
 
 
 @dataclass
@@ -197,7 +200,7 @@ class ClientHandlers:
         if method == "roots/list" and self.roots is not None:
             return ListRootsResult(roots=roots_for(version, await self.list_roots()))
         raise RPCError(
-            ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {method!r}"
+            ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {peer_text(method)}"
         )
 
     async def list_roots(self) -> Sequence[Root]:

@@ -25,6 +25,7 @@ from ..types import (
     InitializeRequestParams,
     InitializeResult,
 )
+from ..types._echo import peer_text
 from ..types._revisions import implementation_for
 from ._callbacks import capabilities_for
 from ._methods import Timeout
@@ -72,8 +73,9 @@ class Handshake:
         result = await self.request("initialize", params, InitializeResult)
         if result.protocol_version not in self._supported_versions:
             raise RemoteProtocolError(
-                f"the server chose protocol version {result.protocol_version!r}, which this "
-                f"client does not support (supported: {', '.join(self._supported_versions)})"
+                f"the server chose protocol version {peer_text(result.protocol_version)}, "
+                "which this client does not support "
+                f"(supported: {', '.join(self._supported_versions)})"
             )
         self._init = result
         self._generation += 1

@@ -37,6 +37,7 @@ from ..types import (
     SubscriptionFilter,
     SubscriptionsListenResult,
 )
+from ..types._echo import one_line
 from ._mrtr import result_kind
 
 if TYPE_CHECKING:
@@ -145,7 +146,11 @@ class ListenStream:
                     params.get("notifications") or {}, SubscriptionFilter
                 )
             except msgspec.ValidationError as exc:
-                self.fail(RemoteProtocolError(f"invalid subscription acknowledgement: {exc}"))
+                self.fail(
+                    RemoteProtocolError(
+                        f"invalid subscription acknowledgement: {one_line(str(exc))}"
+                    )
+                )
                 return
             self.acknowledged.set()
             return
@@ -298,7 +303,11 @@ class ListenMethods:
                 result_kind(raw, "subscriptions/listen")
                 stream.finish(msgspec.json.decode(raw, type=SubscriptionsListenResult))
             except msgspec.ValidationError as exc:
-                stream.fail(RemoteProtocolError(f"invalid subscriptions/listen result: {exc}"))
+                stream.fail(
+                    RemoteProtocolError(
+                        f"invalid subscriptions/listen result: {one_line(str(exc))}"
+                    )
+                )
             except Exception as exc:
                 stream.fail(exc)
             finally:

@@ -40,6 +40,7 @@ from ..types import (
     ElicitResult,
     ListRootsResult,
 )
+from ..types._echo import one_line, peer_text
 from ._callbacks import ClientHandlers, checked
 
 __all__ = ["Deprecations", "InputFulfiller", "ResultKind", "result_kind", "run_rounds"]
@@ -73,14 +74,14 @@ def result_kind(raw: bytes, method: str) -> ResultKind:
     try:
         kind = _KIND.decode(raw)
     except msgspec.DecodeError as exc:
-        raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
+        raise RemoteProtocolError(f"invalid result for {method}: {one_line(str(exc))}") from None
     if kind.result_type is UNSET:
         kind.result_type = "complete"
     if kind.result_type == "complete":
         return kind
     if kind.result_type != "input_required":
         raise RemoteProtocolError(
-            f"invalid result for {method}: unknown resultType {kind.result_type!r}"
+            f"invalid result for {method}: unknown resultType {peer_text(kind.result_type)}"
         )
     if method not in INPUT_REQUIRED_METHODS:
         raise RemoteProtocolError(f"the server answered {method} with an input-required result")
@@ -140,14 +141,16 @@ class InputFulfiller:
             method = entry.get("method") if isinstance(entry, dict) else None
             params = entry.get("params", {}) if isinstance(entry, dict) else None
             if not isinstance(method, str) or not isinstance(params, dict):
-                raise RemoteProtocolError(f"input request {key!r} is not a {{method, params}}")
+                raise RemoteProtocolError(
+                    f"input request {peer_text(key)} is not a {{method, params}}"
+                )
             result = await self._answer(key, method, params)
             responses[key] = msgspec.to_builtins(result)
         return responses
 
     def _refuse(self, key: str, method: str, capability: str) -> RemoteProtocolError:
         return RemoteProtocolError(
-            f"the server asked for input {key!r} ({method}) although this client did not "
+            f"the server asked for input {peer_text(key)} ({method}) although this client did not "
             f"declare the {capability} capability (mrtr.mdx: servers MUST NOT)"
         )
 
@@ -171,7 +174,7 @@ class InputFulfiller:
             self.deprecations.use("sampling", "Sampling (sampling/createMessage)")
             if sampling.include_context in _DEPRECATED_CONTEXT:
                 self.deprecations.use(
-                    "includeContext", f"includeContext {sampling.include_context!r}"
+                    "includeContext", f"includeContext {peer_text(sampling.include_context)}"
                 )
             return checked(await handlers.sampling(sampling), CreateMessageResult, "sampling")
         if method == "roots/list":
@@ -179,14 +182,18 @@ class InputFulfiller:
                 raise self._refuse(key, method, "roots")
             self.deprecations.use("roots", "Roots (roots/list)")
             return ListRootsResult(roots=list(await handlers.list_roots()))
-        raise RemoteProtocolError(f"input request {key!r} has an unknown method {method!r}")
+        raise RemoteProtocolError(
+            f"input request {peer_text(key)} has an unknown method {peer_text(method)}"
+        )
 
 
 def _convert(params: dict[str, Any], kind: type[Any], key: str) -> Any:
     try:
         return msgspec.convert(params, kind)
     except (msgspec.ValidationError, ValueError) as exc:
-        raise RemoteProtocolError(f"input request {key!r} has invalid params: {exc}") from None
+        raise RemoteProtocolError(
+            f"input request {peer_text(key)} has invalid params: {one_line(str(exc))}"
+        ) from None
 
 
 Send = Callable[[dict[str, Any]], Awaitable[bytes]]

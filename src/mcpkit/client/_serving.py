@@ -19,6 +19,7 @@ from ..types import (
     Root,
     method_spec,
 )
+from ..types._echo import peer_text
 from ._cache import ResultCache
 from ._callbacks import ClientHandlers, RootsProvider, declares
 from ._listen import ACKNOWLEDGED, ListenStream, subscription_of
@@ -93,7 +94,7 @@ class ServerFacing:
         if declared is UNSET or (spec is not None and not spec.in_version(version)):
             raise RPCError(
                 ErrorCode.METHOD_NOT_FOUND,
-                f"Method not found: {method!r} (not declared by this client for protocol "
+                f"Method not found: {peer_text(method)} (not declared by this client for protocol "
                 f"{version})",
             )
         return await self.handlers.handle_request(request, self._declared, version)

@@ -13,6 +13,7 @@ from msgspec import UNSET
 from ..exceptions import LocalProtocolError, RemoteProtocolError
 from ..protocol import SchemaValidator, annotation_problem, compile_schema
 from ..types import V2025_06_18, CallToolResult, ListToolsResult, Tool
+from ..types._echo import peer_text
 
 __all__ = ["OutputChecks", "screen_tools"]
 
@@ -91,4 +92,4 @@ class OutputChecks:
         if tolerant:
             logger.warning("tool %r %s", name, problem)
             return
-        raise RemoteProtocolError(f"tool {name!r} {problem}")
+        raise RemoteProtocolError(f"tool {peer_text(name)} {problem}")

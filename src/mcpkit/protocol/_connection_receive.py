@@ -24,6 +24,7 @@ from ..types import (
     ProgressToken,
     RequestId,
 )
+from ..types._echo import one_line, peer_text
 from ._batch import BatchReply, split_batch
 from ._decode import DecodedResponse, DecodeFailure, decode_message
 from ._empty import EMPTY_TABLE
@@ -257,18 +258,18 @@ class Receiving:
     def _on_request(self, message: RequestReceived, data: bytes) -> Event:
         rid = message.request_id
         if rid in self._in_flight or rid in self._held:
-            reason = f"Invalid Request: request id {rid!r} is already in flight"
+            reason = f"Invalid Request: request id {peer_text(rid)} is already in flight"
             return MessageRejected(encode_error(rid, ErrorCode.INVALID_REQUEST, reason), reason)
         if message.method.startswith("rpc."):
             # JSON-RPC 2.0 section 4: rpc.-prefixed names are reserved; never dispatched.
-            reason = f"Method not found: {message.method!r}"
+            reason = f"Method not found: {peer_text(message.method)}"
             return MessageRejected(encode_error(rid, ErrorCode.METHOD_NOT_FOUND, reason), reason)
         params = message.params
         if params is not None and data.find(b'"progressToken"') >= 0:
             try:
                 peek = _PEEK_DECODER.decode(params)
             except msgspec.ValidationError as exc:
-                reason = f"Invalid params: {exc}"
+                reason = f"Invalid params: {one_line(str(exc))}"
                 return MessageRejected(encode_error(rid, ErrorCode.INVALID_PARAMS, reason), reason)
             if peek.meta is not UNSET and peek.meta.progress_token is not UNSET:
                 token = peek.meta.progress_token
@@ -293,18 +294,22 @@ class Receiving:
         try:
             decoded = _CANCELLED_DECODER.decode(params if params is not None else b"{}")
         except msgspec.ValidationError as exc:
-            return MessageRejected(None, f"invalid notifications/cancelled dropped: {exc}")
+            return MessageRejected(
+                None, f"invalid notifications/cancelled dropped: {one_line(str(exc))}"
+            )
         rid = decoded.request_id
         entry = self._entry(rid) if not isinstance(rid, UnsetType) else None
         if entry is None or isinstance(rid, UnsetType):
             return MessageRejected(
-                None, f"cancellation of unknown or finished request {rid!r} ignored", "debug"
+                None,
+                f"cancellation of unknown or finished request {peer_text(rid)} ignored",
+                "debug",
             )
         if entry.method == "initialize":
             # The initialize request MUST NOT be cancelled (basic/utilities/cancellation).
             return MessageRejected(None, "cancellation of initialize ignored")
         if entry.cancelled:
-            return MessageRejected(None, f"request {rid!r} was already cancelled", "debug")
+            return MessageRejected(None, f"request {peer_text(rid)} was already cancelled", "debug")
         entry.cancelled = True
         reason = decoded.reason if isinstance(decoded.reason, str) else None
         return CancelReceived(rid, reason)
@@ -313,15 +318,21 @@ class Receiving:
         try:
             decoded = _PROGRESS_DECODER.decode(params if params is not None else b"{}")
         except msgspec.ValidationError as exc:
-            return MessageRejected(None, f"invalid notifications/progress dropped: {exc}")
+            return MessageRejected(
+                None, f"invalid notifications/progress dropped: {one_line(str(exc))}"
+            )
         rid = self._tokens.get(decoded.progress_token)
         pending = self._pending.get(rid) if rid is not None else None
         if rid is None or pending is None:
             return MessageRejected(
-                None, f"progress for unknown token {decoded.progress_token!r} dropped", "debug"
+                None,
+                f"progress for unknown token {peer_text(decoded.progress_token)} dropped",
+                "debug",
             )
         if pending.last_progress is not None and decoded.progress <= pending.last_progress:
-            return MessageRejected(None, f"progress for request {rid!r} did not increase; dropped")
+            return MessageRejected(
+                None, f"progress for request {peer_text(rid)} did not increase; dropped"
+            )
         pending.last_progress = decoded.progress
         return ProgressReceived(rid, decoded)
 
@@ -330,8 +341,12 @@ class Receiving:
         pending = self._pending.pop(rid, None)
         if pending is None:
             if rid in self._finished_out:
-                return MessageRejected(None, f"late response for request {rid!r} dropped", "debug")
-            return MessageRejected(None, f"response for unknown request id {rid!r} dropped")
+                return MessageRejected(
+                    None, f"late response for request {peer_text(rid)} dropped", "debug"
+                )
+            return MessageRejected(
+                None, f"response for unknown request id {peer_text(rid)} dropped"
+            )
         self._finish_outbound(rid, pending)
         if message.error is not None:
             return ErrorReceived(rid, message.error)

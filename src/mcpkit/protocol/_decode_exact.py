@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from ..types import JSONRPC_VERSION, ErrorCode, ErrorObject, RequestId
+from ..types._echo import peer_text
 from ._encode import is_object
 from ._events import NotificationReceived, RequestReceived
 
@@ -249,7 +250,7 @@ def _classify(
         elif not jsonrpc_ok:
             problem = 'jsonrpc must be exactly "2.0"'
         elif unknown:
-            problem = f"unknown envelope member {unknown[0]!r}"
+            problem = f"unknown envelope member {peer_text(unknown[0])}"
         elif result or error:
             problem = "a request must not carry `result` or `error`"
         elif method is None:
@@ -281,7 +282,7 @@ def _classify(
         elif not jsonrpc_ok:
             response_problem = 'jsonrpc must be exactly "2.0"'
         elif unknown:
-            response_problem = f"unknown envelope member {unknown[0]!r}"
+            response_problem = f"unknown envelope member {peer_text(unknown[0])}"
         if error:
             # The error is authoritative, even next to a result.
             try:

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from ..exceptions import LocalProtocolError, RemoteProtocolError
 from ..types import Tool
+from ..types._echo import peer_text
 from ._header_params import ParamHeader, param_headers
 
 __all__ = [
@@ -196,7 +197,7 @@ def request_header_problem(
     if sent is None:
         return "the Mcp-Method header is required"
     if sent != method:
-        return f"Mcp-Method {sent[:60]!r} does not match the body's method {method[:60]!r}"
+        return f"Mcp-Method {peer_text(sent)} does not match the body's method {peer_text(method)}"
     member = NAMED_METHODS.get(method)
     target = params.get(member) if params is not None and member is not None else None
     if isinstance(target, str):

@@ -30,6 +30,7 @@ from ..types import (
     PromptReference,
     ReadResourceResult,
 )
+from ..types._echo import peer_text
 from ._compat import (
     described_for,
     prompt_for,
@@ -186,16 +187,18 @@ class AppHandlers:
         if isinstance(ref, PromptReference):
             names = self.prompt_registry.arguments_of(ref.name)
             if names is None:
-                raise RPCError.invalid_params(f"Unknown prompt: {ref.name!r}")
+                raise RPCError.invalid_params(f"Unknown prompt: {peer_text(ref.name)}")
             if argument not in names:
-                raise RPCError.invalid_params(f"Prompt {ref.name!r} has no argument {argument!r}")
+                raise RPCError.invalid_params(
+                    f"Prompt {peer_text(ref.name)} has no argument {peer_text(argument)}"
+                )
         else:
             variables = self.resource_registry.variables_of(ref.uri)
             if variables is None:
-                raise RPCError.invalid_params(f"Unknown resource template: {ref.uri!r}")
+                raise RPCError.invalid_params(f"Unknown resource template: {peer_text(ref.uri)}")
             if argument not in variables:
                 raise RPCError.invalid_params(
-                    f"Resource template {ref.uri!r} has no variable {argument!r}"
+                    f"Resource template {peer_text(ref.uri)} has no variable {peer_text(argument)}"
                 )
 
     async def _complete(self, ctx: RequestContext, params: CompleteRequestParams) -> CompleteResult:

@@ -18,6 +18,7 @@ import anyio
 from ..aio._inline import resume
 from ..protocol import TransportSecurity, encode_error, media_type
 from ..types import ErrorCode
+from ..types._echo import peer_text
 
 __all__ = [
     "ASGIApp",
@@ -190,12 +191,12 @@ def check_security(
     """
     host = headers.get(b"host")
     if b"host" in headers.duplicated or not security.host_allowed(host):
-        shown = "(none)" if host is None else repr(host.decode("latin-1"))[:80]
+        shown = "(none)" if host is None else peer_text(host.decode("latin-1"))
         phrase = "Misdirected Request" if host_status == 421 else "Forbidden"
         return host_status, f"{phrase}: host {shown} is not allowed"
     origin = headers.get(b"origin")
     if b"origin" in headers.duplicated or not security.origin_allowed(origin):
-        shown = repr((origin or b"").decode("latin-1"))[:80]
+        shown = peer_text((origin or b"").decode("latin-1"))
         return 403, f"Forbidden: origin {shown} is not allowed"
     return None
 

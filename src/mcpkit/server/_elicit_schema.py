@@ -20,6 +20,7 @@ import msgspec
 
 from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError
 from ..types import V2025_11_25
+from ..types._echo import one_line
 
 __all__ = ["answer_as", "check_form", "form_for", "requested_schema"]
 
@@ -214,5 +215,6 @@ def answer_as(content: Any, tp: type[T]) -> T:
         return msgspec.convert(content, tp, strict=False)
     except msgspec.ValidationError as exc:
         raise RemoteProtocolError(
-            f"the client's elicitation answer does not match the requested form: {exc}"
+            "the client's elicitation answer does not match the requested form: "
+            f"{one_line(str(exc))}"
         ) from None

@@ -24,6 +24,7 @@ import msgspec
 
 from ..exceptions import LocalProtocolError, RPCError
 from ..types import ErrorCode, ResourceContents
+from ..types._echo import peer_text
 
 if TYPE_CHECKING:
     from ._app import Server
@@ -106,11 +107,11 @@ class DirectoryResources:
                 -32002 when nothing is there.
         """
         if not path or "\x00" in path or "\\" in path or path.startswith("/"):
-            raise RPCError.invalid_params(f"Invalid file path: {path!r}")
+            raise RPCError.invalid_params(f"Invalid file path: {peer_text(path)}")
         parts = path.split("/")
         # (An empty part: "a//b" or "a/", a second name for "a/b" or "a" the OS refuses.)
         if any(part in ("..", ".", "") for part in parts) or (len(path) > 1 and path[1] == ":"):
-            raise RPCError.invalid_params(f"Invalid file path: {path!r}")
+            raise RPCError.invalid_params(f"Invalid file path: {peer_text(path)}")
         try:
             target = os.path.realpath(os.path.join(self.root, *parts))
         except OSError:  # a link changed while it was followed
@@ -120,7 +121,9 @@ class DirectoryResources:
         except ValueError:  # different drives on Windows
             inside = False
         if not inside:
-            raise RPCError.invalid_params(f"Invalid file path: {path!r} leaves the directory")
+            raise RPCError.invalid_params(
+                f"Invalid file path: {peer_text(path)} leaves the directory"
+            )
         if not os.path.isfile(target):
             raise _not_found(self.uri_for(path))
         return target

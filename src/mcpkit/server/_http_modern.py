@@ -29,6 +29,7 @@ from ..protocol import (
     request_header_problem,
 )
 from ..types import META_PROTOCOL_VERSION, ErrorCode
+from ..types._echo import peer_text
 from ._asgi import Headers, Receive, Send, respond, respond_error
 from ._asgi_sse import Sink, pump
 from ._http_session import HttpSession
@@ -288,7 +289,7 @@ def era_mismatch(body: bytes, header: str | None) -> bytes | None:
         reason = "Header mismatch: the MCP-Protocol-Version header is required"
     else:
         reason = (
-            f"Header mismatch: MCP-Protocol-Version {header[:40]!r} does not match the "
+            f"Header mismatch: MCP-Protocol-Version {peer_text(header)} does not match the "
             "protocol version in the request's _meta"
         )
     return encode_error(rid, ErrorCode.HEADER_MISMATCH, reason)

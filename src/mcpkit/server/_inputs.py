@@ -24,6 +24,7 @@ from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, RPCError
 from ..types import INPUT_REQUIRED_METHODS, ClientCapabilities, ErrorCode, InputRequiredResult
+from ..types._echo import one_line, peer_text
 from ._modern import missing_capability
 from ._request_state import RequestStateSealer, SealedState
 
@@ -182,8 +183,8 @@ class InputRound:
                 decoded = msgspec.convert(self.answers[key], request.result_type)
             except msgspec.ValidationError as exc:
                 raise RPCError.invalid_params(
-                    f"Invalid params: inputResponses[{key!r}] is not a valid result of "
-                    f"{request.method}: {exc}"
+                    f"Invalid params: inputResponses[{peer_text(key)}] is not a valid result of "
+                    f"{request.method}: {one_line(str(exc))}"
                 ) from None
             results.append(request.finish(decoded))
         return results

@@ -30,6 +30,7 @@ from ..types import (
     SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
 )
+from ..types._echo import peer_text
 from ._logbridge import current_request
 from ._modern import SUBSCRIPTION_ID
 
@@ -171,7 +172,7 @@ async def serve_listen(
             except anyio.EndOfStream:
                 break
             except SubscriptionOverflowError as exc:
-                logger.warning("listen %r ended: %s", ctx.request_id, exc)
+                logger.warning("listen %s ended: %s", peer_text(ctx.request_id), exc)
                 # -32603: the 2026 error-code policy (basic/index.mdx, "Error Codes")
                 # retires -32000...-32019 for new uses.
                 raise RPCError(

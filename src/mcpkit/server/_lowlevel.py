@@ -41,6 +41,7 @@ from ..types import (
     is_custom_method_name,
     method_spec,
 )
+from ..types._echo import peer_text
 from ._compat import tool_for, tool_result_for
 from ._context import RequestContext
 from ._lifespan import Lifespan, LifespanFunction
@@ -368,7 +369,7 @@ class LowLevelServer(Running):
     ) -> CallToolResult:
         entry = self._tools.get(params.name)
         if entry is None:
-            raise RPCError.invalid_params(f"Unknown tool: {params.name!r}")
+            raise RPCError.invalid_params(f"Unknown tool: {peer_text(params.name)}")
         _, handler, validator = entry
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
         if validator is not None and not validator.is_valid(arguments):

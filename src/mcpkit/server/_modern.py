@@ -38,6 +38,7 @@ from ..types import (
     LoggingLevel,
     method_spec,
 )
+from ..types._echo import one_line, peer_text
 
 __all__ = [
     "ABSENT_REQUESTS",
@@ -140,8 +141,8 @@ def parse_modern(
     if header_version is not None and header_version != version:
         raise RPCError(
             ErrorCode.HEADER_MISMATCH,
-            f"Header mismatch: MCP-Protocol-Version is {header_version!r} but "
-            f"_meta[{PROTOCOL_VERSION!r}] is {version!r}",
+            f"Header mismatch: MCP-Protocol-Version is {peer_text(header_version)} but "
+            f"_meta[{PROTOCOL_VERSION!r}] is {peer_text(version)}",
         )
     if version not in supported:
         raise _unsupported(version, supported)
@@ -156,7 +157,8 @@ def parse_modern(
     level = meta.get(LOG_LEVEL)
     if level is not None and level not in _LEVELS:
         raise RPCError.invalid_params(
-            f"Invalid params: _meta[{LOG_LEVEL!r}] must be one of {sorted(_LEVELS)}, not {level!r}"
+            f"Invalid params: _meta[{LOG_LEVEL!r}] must be one of {sorted(_LEVELS)}, "
+            f"not {peer_text(level)}"
         )
     return ModernRequest(version, capabilities, client_info, level)
 
@@ -164,7 +166,7 @@ def parse_modern(
 def _unsupported(version: str, supported: Sequence[str]) -> RPCError:
     return RPCError(
         ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-        f"Unsupported protocol version {version!r}; supported: {', '.join(supported)}",
+        f"Unsupported protocol version {peer_text(version)}; supported: {', '.join(supported)}",
         {"supported": list(supported), "requested": version},
     )
 
@@ -173,7 +175,9 @@ def _convert(value: Any, kind: type[Any], key: str) -> Any:
     try:
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(f"Invalid params: _meta[{key!r}]: {exc}") from None
+        raise RPCError.invalid_params(
+            f"Invalid params: _meta[{peer_text(key)}]: {one_line(str(exc))}"
+        ) from None
 
 
 def exists_in_modern(method: str) -> bool:

@@ -10,6 +10,7 @@ from msgspec import Raw
 
 from ..exceptions import RPCError
 from ..types import InitializeRequestParams, RequestParams, SetLevelRequestParams
+from ..types._echo import one_line
 
 __all__ = ["INIT_DECODER", "PING_DECODER", "SET_LEVEL_DECODER", "decode_params"]
 
@@ -27,4 +28,6 @@ def decode_params(decoder: msgspec.json.Decoder[Any], params: Raw | None, method
     try:
         return decoder.decode(params if params is not None else b"{}")
     except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(f"Invalid params for {method}: {exc}") from None
+        raise RPCError.invalid_params(
+            f"Invalid params for {method}: {one_line(str(exc))}"
+        ) from None

@@ -25,6 +25,7 @@ from ..types import (
     ToolResultContent,
     ToolUseContent,
 )
+from ..types._echo import one_line
 from ._compat import sampling_messages_for
 
 if TYPE_CHECKING:
@@ -44,7 +45,9 @@ async def _request(
     try:
         return msgspec.json.decode(raw, type=result_type)
     except msgspec.ValidationError as exc:
-        raise RemoteProtocolError(f"invalid result for {method} from the client: {exc}") from None
+        raise RemoteProtocolError(
+            f"invalid result for {method} from the client: {one_line(str(exc))}"
+        ) from None
 
 
 def _version(session: ServerSession) -> str:

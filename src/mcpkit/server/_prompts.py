@@ -31,6 +31,7 @@ from ..types import (
     ResourceLink,
     TextContent,
 )
+from ..types._echo import one_line, peer_text
 from ._context import RequestContext
 from ._signature import ArgumentError, FunctionSchema, function_schema
 
@@ -117,19 +118,21 @@ class PromptRegistry:
         """
         entry = self._prompts.get(name)
         if entry is None:
-            raise RPCError.invalid_params(f"Unknown prompt: {name!r}")
+            raise RPCError.invalid_params(f"Unknown prompt: {peer_text(name)}")
         missing = [
             p.name for p in entry.schema.parameters if p.required and p.name not in arguments
         ]
         if missing:
             names = ", ".join(repr(m) for m in missing)
             raise RPCError.invalid_params(
-                f"Missing required arguments for prompt {name!r}: {names}"
+                f"Missing required arguments for prompt {peer_text(name)}: {names}"
             )
         try:
             kwargs = entry.schema.bind(arguments)
         except ArgumentError as exc:
-            raise RPCError.invalid_params(f"Invalid arguments for prompt {name!r}: {exc}") from None
+            raise RPCError.invalid_params(
+                f"Invalid arguments for prompt {peer_text(name)}: {one_line(str(exc))}"
+            ) from None
         if entry.schema.context_param is not None:
             kwargs[entry.schema.context_param] = ctx
         if entry.schema.is_async:

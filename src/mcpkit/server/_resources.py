@@ -29,6 +29,7 @@ from ..types import (
     ResourceContents,
     ResourceTemplate,
 )
+from ..types._echo import one_line, peer_text
 from ._context import RequestContext
 from ._signature import ArgumentError, FunctionSchema, function_schema
 
@@ -179,7 +180,9 @@ class ResourceRegistry:
             try:
                 kwargs = entry.schema.bind(variables)
             except ArgumentError as exc:
-                raise RPCError.invalid_params(f"Invalid resource URI {uri!r}: {exc}") from None
+                raise RPCError.invalid_params(
+                    f"Invalid resource URI {peer_text(uri)}: {one_line(str(exc))}"
+                ) from None
             value = await _call(entry.fn, entry.schema, ctx, kwargs)
             if isinstance(value, ReadResourceResult):
                 return value

@@ -29,6 +29,7 @@ from ..types import (
     ServerCapabilities,
     negotiate_version,
 )
+from ..types._echo import one_line, peer_text
 from ._compat import capabilities_for, implementation_for, without_push
 from ._context import RequestContext
 from ._inputs import InputRound, input_required_in, url_elicitations_required
@@ -211,7 +212,7 @@ class ServerSession:
             if not exists_in_modern(request.method):
                 raise RPCError(
                     ErrorCode.METHOD_NOT_FOUND,
-                    f"Method not found: {request.method!r} does not exist in protocol "
+                    f"Method not found: {peer_text(request.method)} does not exist in protocol "
                     f"{modern.protocol_version}",
                 )
             if request.method == "server/discover":
@@ -250,12 +251,8 @@ class ServerSession:
         self.handshake.initialize_succeeded(version)
         # JSON-RPC batches exist in 2025-03-26 only (basic/index.mdx of that revision).
         self.endpoint.connection.allow_batches = version == V2025_03_26
-        logger.debug(
-            "initialized: client %s %s, protocol %s",
-            params.client_info.name,
-            params.client_info.version,
-            version,
-        )
+        client = (peer_text(params.client_info.name), peer_text(params.client_info.version))
+        logger.debug("initialized: client %s %s, protocol %s", *client, version)
         capabilities = capabilities_for(version, self.server.capabilities())
         self.server_capabilities = without_push(capabilities) if self.stateless else capabilities
         return InitializeResult(
@@ -272,7 +269,8 @@ class ServerSession:
         try:  # (decode_params, inlined: this runs per request)
             params = route.decoder.decode(request.params if request.params is not None else b"{}")
         except msgspec.ValidationError as exc:
-            raise RPCError.invalid_params(f"Invalid params for {request.method}: {exc}") from None
+            why = one_line(str(exc))  # (msgspec quotes a peer's value whole)
+            raise RPCError.invalid_params(f"Invalid params for {request.method}: {why}") from None
         meta = getattr(params, "meta", None)
         if type(params) is dict:  # (msgspec decodes JSON objects to exact dicts)
             meta = params.get("_meta")
@@ -320,7 +318,7 @@ class ServerSession:
             return
         handler = self.server.notification_route(method)
         if handler is None:
-            logger.debug("notification %r ignored (no handler)", method)
+            logger.debug("notification %s ignored (no handler)", peer_text(method))
             return
         await handler(self, params)
 

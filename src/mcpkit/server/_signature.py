@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..exceptions import LocalProtocolError, MCPError
+from ..types._echo import peer_text
 from ._argpatterns import pattern_problems, strip_patterns
 from ._argvalues import UniqueItems, has_integral_float, integral_where_needed
 from ._callables import callable_kind
@@ -226,7 +227,7 @@ class _Binder:
         errors: list[tuple[str, str]] = []
         for name, value in arguments.items():
             if name not in self._types:
-                errors.append((pointer([name]), f"unexpected argument {name!r}"))
+                errors.append((pointer([name]), f"unexpected argument {peer_text(name)}"))
             elif name in adapters:
                 try:
                     self._validate(adapters[name], value)

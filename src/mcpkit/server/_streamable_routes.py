@@ -14,6 +14,7 @@ import anyio.abc
 from ..aio import EventStore
 from ..protocol import MessageRejected, RequestReceived, accepts, new_session_id, valid_session_id
 from ..types import V2026_07_28, ErrorCode
+from ..types._echo import peer_text
 from ._asgi import Headers, Receive, Send, respond, respond_error
 from ._http_handlers import handle_get, handle_message
 from ._http_session import HttpSession
@@ -33,7 +34,7 @@ ALLOW: Final = (b"allow", b"GET, POST, DELETE, OPTIONS")
 def version_mismatch(value: str, negotiated: str) -> str:
     """The 400 reason for an ``MCP-Protocol-Version`` other than the session's."""
     return (
-        f"Bad Request: MCP-Protocol-Version {value!r} does not match the "
+        f"Bad Request: MCP-Protocol-Version {peer_text(value)} does not match the "
         f"negotiated version {negotiated!r}"
     )
 
@@ -70,7 +71,7 @@ class SessionRoutes:
         supported = self.server.supported_versions
         if value not in supported:
             return (
-                f"Bad Request: unsupported MCP-Protocol-Version {value[:40]!r}; "
+                f"Bad Request: unsupported MCP-Protocol-Version {peer_text(value)}; "
                 f"supported: {', '.join(supported)}"
             )
         if session is not None:

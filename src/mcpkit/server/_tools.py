@@ -34,6 +34,7 @@ from ..types import (
     Tool,
     ToolAnnotations,
 )
+from ..types._echo import peer_text
 from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
@@ -177,7 +178,7 @@ class ToolRegistry:
         """
         entry = self._tools.get(name)
         if entry is None:
-            raise RPCError.invalid_params(f"Unknown tool: {name!r}")
+            raise RPCError.invalid_params(f"Unknown tool: {peer_text(name)}")
         schema = entry.schema
         try:
             if entry.raw_validator is not None:

@@ -21,6 +21,7 @@ from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, SessionExpiredError
 from ..protocol import SSEParser, media_type, valid_session_id
 from ..types import V2025_03_26, RequestId
+from ..types._echo import peer_text
 from ._http_client_messages import (
     Outgoing,
     describe_failure,
@@ -145,7 +146,9 @@ class Exchanges:
                 if 200 <= status < 300 and out.initialize_id is not None:
                     new_session = response.headers.get(_SESSION)
                     if new_session is not None and not valid_session_id(new_session):
-                        return RemoteProtocolError(f"invalid Mcp-Session-Id {new_session!r}")
+                        return RemoteProtocolError(
+                            f"invalid Mcp-Session-Id {peer_text(new_session)}"
+                        )
                     self.session_id = new_session
                     self._session_lost = False
                 if status == 404 and session is not None:
@@ -172,7 +175,7 @@ class Exchanges:
                 if kind != _SSE:
                     return RemoteProtocolError(
                         f"the server answered a request with content type "
-                        f"{kind or 'none'!r} (HTTP {status}), not JSON or an SSE stream"
+                        f"{peer_text(kind or 'none')} (HTTP {status}), not JSON or an SSE stream"
                     )
                 _, broken = await read_events(response, parser, self._deliver_for(pending))
         except httpx.HTTPError as exc:

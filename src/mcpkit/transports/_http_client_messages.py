@@ -14,6 +14,7 @@ from msgspec import UNSET, Raw, UnsetType
 from ..exceptions import LocalProtocolError, RemoteProtocolError
 from ..protocol import media_type
 from ..types import RequestId
+from ..types._echo import one_line
 
 __all__ = [
     "Outgoing",
@@ -116,7 +117,9 @@ def peek_incoming(data: bytes, *, allow_batch: bool) -> list[_Peek]:
     try:
         decoded = _PEEK.decode(data)
     except msgspec.DecodeError as exc:
-        raise RemoteProtocolError(f"the server sent an invalid JSON-RPC message: {exc}") from None
+        raise RemoteProtocolError(
+            f"the server sent an invalid JSON-RPC message: {one_line(str(exc))}"
+        ) from None
     if isinstance(decoded, list):
         if not allow_batch or not decoded:
             raise RemoteProtocolError(
@@ -167,13 +170,6 @@ def describe_failure(status: int, content_type: str | None, body: bytes) -> str:
         return f"HTTP {status} ({kind}, empty body)"
     more = "..." if len(body) > _EXCERPT else ""
     return f"HTTP {status} ({kind}): {excerpt}{more}"
-
-
-def one_line(text: str, limit: int = _EXCERPT) -> str:
-    """A peer's ``text`` for an error message: its whitespace runs as single spaces
-    (control characters too) and at most ``limit`` characters, ``...`` marking a cut."""
-    cleaned = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return cleaned if len(cleaned) <= limit else cleaned[:limit] + "..."
 
 
 def describe_http_error(exc: Exception) -> str:

@@ -26,6 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
+from ..types._echo import peer_text
 from ._http_client_messages import check_url, describe_http_error, one_line
 from ._http_client_streams import iterate_body
 
@@ -187,8 +188,8 @@ class SSEChannel:
         ctype = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype != "text/event-stream":
             raise TransportError(
-                f"{self._t.url} answered with {ctype or 'no content type'!r}, not an event "
-                "stream: is it an HTTP+SSE endpoint?",
+                f"{self._t.url} answered with {peer_text(ctype or 'no content type')}, "
+                "not an event stream: is it an HTTP+SSE endpoint?",
                 status=response.status_code,
             )
         assert self._task_group is not None
@@ -272,7 +273,7 @@ class SSEChannel:
                 )
                 return False
         else:
-            logger.debug("ignoring an SSE event of type %r", event.event[:40])
+            logger.debug("ignoring an SSE event of type %s", peer_text(event.event))
         return True
 
     def _resolve_endpoint(self, data: bytes) -> str:
@@ -290,7 +291,7 @@ class SSEChannel:
             target.userinfo and target.userinfo != base.userinfo
         ):
             raise TransportError(
-                f"refusing the endpoint {str(target)[:200]!r}: it is not on the origin of "
+                f"refusing the endpoint {peer_text(str(target))}: it is not on the origin of "
                 f"{self._t.url} (scheme, host and port must match)"
             )
         return str(target)
