@@ -116,9 +116,11 @@ def has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
     keys = []
     for token in _KEY_RE.findall(skeleton):
         try:
-            keys.append(_STR_DECODER.decode(b'"' + token + b'"'))
+            key = _STR_DECODER.decode(b'"' + token + b'"')
         except msgspec.DecodeError:
             return True
+        if key in _QUOTED:  # an unknown member, even repeated, is only unknown
+            keys.append(key)
     return len(keys) != len(set(keys))
 
 
