@@ -64,8 +64,7 @@ def same_mcpkit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def block(key: tuple[str, str]) -> Block:
-    [found] = [b for b in BLOCKS if b.key == key]
-    return found
+    return next(b for b in BLOCKS if b.key == key)  # (unique: see test_every_runner...)
 
 
 def text_of(result: Any) -> str:
@@ -269,14 +268,15 @@ async def readme_uvicorn_host(b: Block, tmp: Path) -> None:
 
 
 async def ws_app(b: Block, tmp: Path) -> None:
-    """Fixture: a ``server``. The app serves; its Origin allowlist is the whole list."""
-    server = Server("ws", "1.0.0")
-    names: dict[str, Any] = {"server": server}
+    """Fixture: a ``server``. The app serves (``app.connections`` holds the session); its
+    Origin allowlist is the whole list."""
+    names: dict[str, Any] = {"server": Server("ws", "1.0.0")}
     exec(compile(b.code, str(b), "exec"), names)
     with running_server(names["app"]) as http:
         url = http.url.replace("http://", "ws://") + "/ws"
         async with Client(WebSocketTransport(url, origin="http://localhost")) as client:
             await client.ping()
+            assert len(names["app"].connections) == 1
         with pytest.raises(TransportError) as refused:
             async with Client(WebSocketTransport(url, origin="http://127.0.0.1")):
                 pass
