@@ -49,12 +49,12 @@ class Block:
         return f"{self.path}:{self.line}"
 
 
-def blocks() -> list[Block]:
-    """Every fenced code block of :data:`DOCUMENTS`, in order."""
+def blocks(documents: Sequence[Path] = DOCUMENTS, root: Path = ROOT) -> list[Block]:
+    """Every fenced code block of ``documents`` (paths under ``root``), in order."""
     found: list[Block] = []
-    for document in DOCUMENTS:
+    for document in documents:
         lines = document.read_text(encoding="utf-8").splitlines()
-        relative = document.relative_to(ROOT).as_posix()
+        relative = document.relative_to(root).as_posix()
         index = 0
         while index < len(lines):
             opening = _FENCE.match(lines[index])
