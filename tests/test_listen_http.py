@@ -211,6 +211,34 @@ async def test_shutting_the_server_down_ends_listens_gracefully() -> None:
     assert final["result"]["_meta"][SUB] == "s"
 
 
+async def test_close_all_after_end_subscriptions_keeps_the_final_result() -> None:
+    """The shutdown hook of ``serve_http`` and the README's own-uvicorn recipe call
+    ``end_subscriptions()`` then ``app.close_all()``: the listen POST still gets its final
+    result ("Graceful Closure"), instead of being cut by ``close_all``."""
+    server = Server("shutdown-test")
+
+    @server.tool()
+    async def noop() -> str:
+        """Nothing."""
+        return ""
+
+    app = server.streamable_http_app()
+
+    def on_shutdown() -> None:
+        server.end_subscriptions()
+        app.close_all()
+
+    with running_server(app, on_shutdown=on_shutdown) as running:
+        async with listen(running, "c", toolsListChanged=True) as stream:
+            assert (await stream.next() or {}).get("method") == ACK
+            running.http.stop()
+            final = await stream.next()
+            assert await stream.next() is None
+    assert final is not None
+    assert final["id"] == "c"
+    assert final["result"]["_meta"][SUB] == "c"
+
+
 async def test_a_resource_update_reaches_each_subscriber_on_its_own_session(
     http: RunningServer,
 ) -> None:

@@ -83,6 +83,8 @@ class ServerSession:
     _resource_updates: ResourceUpdates | None = None  # made on first use
     loop_token: EventLoopToken | None = None
     _listens: set[Subscription] | None = None  # made on first use (see listens)
+    #: end_listens ended open listen streams: their final results are on their way.
+    listens_ending = False
     _client_capabilities: ClientCapabilities | None = None  # (ditto: client_capabilities)
 
     def __init__(
@@ -155,6 +157,7 @@ class ServerSession:
         """End this connection's ``subscriptions/listen`` streams gracefully: each gets
         what is queued for it, then its final result."""
         if self._listens:
+            self.listens_ending = True
             for subscription in list(self._listens):
                 subscription.end()
 

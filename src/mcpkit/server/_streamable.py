@@ -53,6 +53,8 @@ __all__ = ["StreamableHTTPApp"]
 logger = logging.getLogger("mcpkit.server.http")
 
 _DEFAULT: Final[Any] = object()
+#: Seconds close_all() leaves a gracefully ending listen stream to send its final result.
+LISTEN_GRACE: Final = 5.0
 
 
 class StreamableHTTPApp(PostRoutes):
@@ -176,7 +178,7 @@ class StreamableHTTPApp(PostRoutes):
         finally:
             self._lifespans -= 1
             if self._lifespans == 0 and self._tg is not None:
-                self.close_all()
+                self._close_all(grace=False)
                 self._tg.cancel_scope.cancel()
                 # Shielded and bounded: even when the lifespan itself is cancelled, the
                 # sessions' tasks have stopped when it returns (structured, as before).
@@ -186,9 +188,25 @@ class StreamableHTTPApp(PostRoutes):
     def close_all(self) -> None:
         """End every session, and the one-POST sessions of stateless and 2026-07-28
         requests still running (their work stops in the background; see
-        :meth:`wait_ended`)."""
+        :meth:`wait_ended`). A ``subscriptions/listen`` stream that
+        ``server.end_subscriptions()`` has ended keeps its POST until its final result
+        has gone out, for at most :data:`LISTEN_GRACE` seconds ("Graceful Closure")."""
+        self._close_all(grace=True)
+
+    def _close_all(self, *, grace: bool) -> None:
         for session in [*self.sessions.values(), *self.sessionless]:
-            self.drop(session)
+            if grace and self._tg is not None and session.server_session.listens_ending:
+                # Dropping it now would cut the final result end_subscriptions() just
+                # asked for (2026-07-28 basic/patterns/subscriptions.mdx): the POST ends
+                # the session itself once the result is out; bounded for a stuck client.
+                self._tg.start_soon(self._drop_after_grace, session)
+            else:
+                self.drop(session)
+
+    async def _drop_after_grace(self, session: HttpSession) -> None:
+        with anyio.move_on_after(LISTEN_GRACE):
+            await session.ended.wait()
+        self.drop(session)
 
     async def wait_ended(self, timeout: float = 10.0) -> None:
         """Wait until every ended session's work has stopped and its memory can go.
