@@ -18,7 +18,7 @@ import pytest
 
 from mcpkit.aio import memory_channel_pair
 from mcpkit.client import Client, ResultCache
-from mcpkit.exceptions import ConnectionClosedError, LocalProtocolError
+from mcpkit.exceptions import ConnectionClosedError, LocalProtocolError, RemoteProtocolError
 from mcpkit.server import LowLevelServer, RequestContext, Server
 from mcpkit.testing import connect_memory
 from mcpkit.types import ListToolsResult, Tool
@@ -282,3 +282,31 @@ async def test_notifications_before_a_listen_acknowledgement_are_said_once(
                     break
     early = [r for r in caplog.records if "before its acknowledgement" in r.getMessage()]
     assert len(early) == 1
+
+
+@pytest.mark.parametrize("tolerant", [False, True])
+async def test_an_invalid_result_is_reported_in_one_short_line(tolerant: bool) -> None:
+    # msgspec quotes the offending value (here a 100 kB content type with line breaks):
+    # the error names the method and the problem, without the server's text whole.
+    kind = "x\r\nforged log line\x1b[31m" * 5_000
+
+    def answer(message: dict[str, Any]) -> Any:
+        if message["method"] == "initialize":
+            return INIT_RESULT
+        if message["method"] == "server/discover":
+            return None
+        return {"content": [{"type": kind, "text": "hi"}]}
+
+    client_end, server_end = memory_channel_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake_server, server_end, answer)
+        async with Client(client_end, tolerant=tolerant) as client:
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("echo", {"text": "hi"}, timeout=5)
+            text = str(caught.value)
+            assert text.startswith("invalid result for tools/call: "), text[:200]
+            assert len(text) < 500, len(text)
+            assert text.isprintable(), repr(text[:200])
+            # ...and the connection goes on
+            await client.ping()
+        tg.cancel_scope.cancel()

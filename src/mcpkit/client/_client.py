@@ -34,6 +34,7 @@ from ..types import (
     RequestId,
     Tool,
 )
+from ..types._echo import one_line
 from ._cache import ResultCache
 from ._callbacks import (
     ClientHandlers,
@@ -177,8 +178,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         if max_concurrent_requests < 1 or max_input_rounds < 1:
             raise LocalProtocolError("max_concurrent_requests and max_input_rounds must be >= 1")
         self._transport = transport
-        #: Bumped by every new session (initialize), so concurrent callers that met the
-        #: same expired session renew it once.
+        #: Bumped by every session (initialize): callers that met one expiry renew once.
         self._generation = 0
         self._renewing = anyio.Lock()
         self.client_info = client_info or Implementation(name="mcpkit", version=__version__)
@@ -275,8 +275,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         return self
 
     async def _open(self, stack: contextlib.AsyncExitStack, transport: Target) -> None:
-        # The callbacks run in a task of the connection's (ended with it), after the
-        # endpoint is entered; closed once it has ended.
+        # Callbacks run in a task of the connection's, entered after it, closed after it.
         self._callbacks = runner = CallbackRunner(self.handlers.handle_notification)
         stack.callback(self._close_callbacks, runner)
         channel = await open_channel(stack, transport)
@@ -379,9 +378,8 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                 raw = await self._request_once(method, params, timeout, max_timeout, on_progress)
         callbacks = self._callbacks
         if callbacks is not None and callbacks.pending:
-            # The notifications that came before the answer reach their callbacks first,
-            # within the call's absolute bound (a slow callback, or a server sending many
-            # notifications ahead of each answer, does not stretch it; they go on).
+            # Notifications sent before the answer reach their callbacks first, within the
+            # call's absolute bound (a slow callback or a flood of them does not stretch it).
             hard = self.max_timeout if isinstance(max_timeout, msgspec.UnsetType) else max_timeout
             left = None if hard is None else max(hard - (time.monotonic() - started), 0)
             with anyio.move_on_after(left):
@@ -394,7 +392,9 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                     raise
                 result = lenient_decode(msgspec.Raw(raw), result_type, method)
             except msgspec.ValidationError:
-                raise RemoteProtocolError(f"invalid result for {method}: {exc}") from None
+                raise RemoteProtocolError(
+                    f"invalid result for {method}: {one_line(str(exc))}"
+                ) from None
         if keep is not None:
             keep()  # only a result that decoded is cached
         return result
