@@ -41,13 +41,13 @@ def load_server(target: str) -> Any:
     path = Path(path_text)
     if not path.is_file():
         raise CLIError(f"no such file: {path_text}")
-    module_name = f"_mcpkit_target_{path.stem}"
+    sys.path.insert(0, str(path.resolve().parent))
+    module_name = _module_name(path)
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise CLIError(f"cannot load {path_text} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    sys.path.insert(0, str(path.resolve().parent))
     spec.loader.exec_module(module)
     try:
         server = getattr(module, name)
@@ -61,6 +61,25 @@ def load_server(target: str) -> Any:
     if not callable(getattr(server, "serve_stdio", None)):
         raise CLIError(f"{path_text}:{name} is not an MCP server (it has no serve_stdio())")
     return server
+
+
+def _module_name(path: Path) -> str:
+    """The name the served file is imported under: its own (``server`` for server.py)
+    when that name, looked up on ``sys.path``, finds this very file, so that what it
+    defines can be pickled by reference (a ``ProcessPoolExecutor`` or multiprocessing
+    child started with "spawn" or "forkserver" imports it by that name; its sibling
+    modules importing it get the same module, not a second copy). Otherwise (the name
+    is taken or shadowed, or names a standard module: a file called json.py must not
+    become everyone's ``json``) a private one."""
+    stem = path.stem
+    if stem.isidentifier() and stem not in sys.modules and stem not in sys.stdlib_module_names:
+        with contextlib.suppress(ImportError, ValueError):
+            found = importlib.util.find_spec(stem)
+            if found is not None and found.origin is not None:
+                with contextlib.suppress(OSError):
+                    if Path(found.origin).samefile(path):
+                        return stem
+    return f"_mcpkit_target_{stem}"
 
 
 def _build_parser() -> argparse.ArgumentParser:
