@@ -277,6 +277,12 @@ _EXAMPLES = [
     # a repeated unknown member is only unknown: the id is still echoed, escapes or not
     b'{"x":1,"x":2,"jsonrpc":"2.0","id":5,"method":"m"}',
     b'{"\\u0078":1,"x":2,"jsonrpc":"2.0","id":5,"method":"m"}',
+    # a string result whose bytes also occur between two members (found by the property
+    # test: cutting the first occurrence out broke the keys and hid the duplicated error)
+    b'{"\\u0065rror":{"code":0,"message":""},"jsonrpc":"2.0","\\u0065rror":{"code":0,'
+    b'"message":""},"id":0,"result":","}',
+    b'{"jsonrpc":"2.0","id":1,"id":2,"method":"\\u0041","params":{}}',
+    b'{"jsonrpc":"2.0","method":"{}","id":1,"params":{},"\\u0069d":1}',
     # a response whose result ends the message but is not an object
     b'{"jsonrpc":"2.0","id":1,"result":[{}]}',
     b'{"jsonrpc":"2.0","result":{"a":{}},"id":1}',

@@ -10,6 +10,7 @@ listed in ``_decode``'s docstring.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Final
 
@@ -76,6 +77,8 @@ _MEMBERS: Final = ("jsonrpc", "id", "method", "params", "result", "error")
 _QUOTED: Final = {name: f'"{name}"'.encode() for name in _MEMBERS}
 _KEY_RE: Final = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
 _WHITESPACE: Final = b" \t\r\n"
+#: How many first bytes of a structured member's value are searched for to find it.
+_HEAD: Final = 64
 #: ID_LOW[n] <= id < ID_HIGH[n]: the non-negative integers written with exactly n - 6
 #: digits (n counts ',"id":' too); none below 7. Two comparisons against bounds, not a
 #: range: `in range` also computes a remainder for the step (twice the cost).
@@ -107,12 +110,24 @@ def has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
     if b"\\u" not in data and all(data.count(_QUOTED[name]) == 1 for name in members):
         return False
     # Cut the structured values out, leaving only the top-level keys and scalar values,
-    # then compare the (unescaped) keys.
-    skeleton = data
+    # then compare the (unescaped) keys. A value is cut where it is, found by its first
+    # bytes (searching for all of a long value costs more than the rest), which tells
+    # where only when they occur once: the first of several occurrences may be elsewhere
+    # (a string result '","' also occurs between two members), and cutting it there
+    # would break the keys around it. Otherwise the whole message is read again.
+    cuts = []
     for name in ("params", "result", "error"):
         raw = members.get(name)
         if raw:
-            skeleton = skeleton.replace(bytes(raw), b"", 1)
+            value = bytes(raw)
+            head = value[:_HEAD]
+            start = data.find(head)
+            if data.find(head, start + 1) >= 0:
+                return _reread_has_duplicate(data)
+            cuts.append((start, start + len(value)))
+    skeleton = data
+    for start, end in sorted(cuts, reverse=True):
+        skeleton = skeleton[:start] + skeleton[end:]
     keys = []
     for token in _KEY_RE.findall(skeleton):
         try:
@@ -121,6 +136,19 @@ def has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
             return True
         if key in _QUOTED:  # an unknown member, even repeated, is only unknown
             keys.append(key)
+    return len(keys) != len(set(keys))
+
+
+def _reread_has_duplicate(data: bytes) -> bool:
+    """has_duplicate by reading the whole message with the stdlib's JSON decoder (in C,
+    keeping every object's members in order; numbers are not converted). Rarely needed,
+    and linear in the message's size. ``data`` is JSON msgspec has read, within the
+    depth limit."""
+    try:
+        pairs = json.loads(data, object_pairs_hook=list, parse_int=str, parse_float=str)
+    except (ValueError, RecursionError):
+        return True  # (not expected) what cannot be read twice the same way is refused
+    keys = [key for key, _ in pairs if key in _QUOTED]
     return len(keys) != len(set(keys))
 
 
