@@ -283,6 +283,9 @@ _EXAMPLES = [
     b'"message":""},"id":0,"result":","}',
     b'{"jsonrpc":"2.0","id":1,"id":2,"method":"\\u0041","params":{}}',
     b'{"jsonrpc":"2.0","method":"{}","id":1,"params":{},"\\u0069d":1}',
+    # an unknown member holding an object with an envelope member's name inside
+    b'{"\\u0078":{"result":null},"method":"m","jsonrpc":"2.0","id":0,"result":{}}',
+    b'{"x":{"id":1},"jsonrpc":"2.0","id":0,"method":"\\u0041"}',
     # a response whose result ends the message but is not an object
     b'{"jsonrpc":"2.0","id":1,"result":[{}]}',
     b'{"jsonrpc":"2.0","result":{"a":{}},"id":1}',

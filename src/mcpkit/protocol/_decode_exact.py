@@ -106,7 +106,8 @@ def _describe(raw: Raw) -> str:
 
 def has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
     """Whether an envelope member occurs twice (a parser-differential risk msgspec hides by
-    keeping the last occurrence). ``members`` are the decoded (deduplicated) members."""
+    keeping the last occurrence). ``members`` are the decoded (deduplicated) members, and
+    there are no others."""
     if b"\\u" not in data and all(data.count(_QUOTED[name]) == 1 for name in members):
         return False
     # Cut the structured values out, leaving only the top-level keys and scalar values,
@@ -259,7 +260,9 @@ def _classify(
             if kind == "a number":
                 kind = "a fractional number"
             id_problem = f"id must be a string or an integer, not {kind}"
-    duplicate = has_duplicate(data, members)
+    # An unknown member's value is not cut out of the skeleton has_duplicate reads, and
+    # the keys inside an object there would count: those messages are re-read whole.
+    duplicate = _reread_has_duplicate(data) if unknown else has_duplicate(data, members)
     params = members.get("params", EMPTY)
     result = members.get("result", EMPTY)
     error = members.get("error", EMPTY)
