@@ -12,9 +12,10 @@ lenient reading of non-compliant results (``test_client_tolerant.py``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
@@ -24,8 +25,10 @@ import pytest
 from mcpkit.client import Client
 from mcpkit.server import RequestContext, Server
 from mcpkit.transports import StreamableHTTPTransport
+from mcpkit.types import ProgressNotificationParams
 
 from ._fake_mcp_http import Exchange, FakeMCPServer, answer, sse
+from ._http_testserver import Gates
 from ._httpserver import running_server
 
 pytestmark = pytest.mark.anyio
@@ -37,17 +40,30 @@ ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
 
 class ConnectionCounter:
-    """ASGI middleware noting the client address and port of every HTTP request: requests
-    from one port came over one TCP connection."""
+    """ASGI middleware noting, for every HTTP request, its method, the client's address and
+    port (requests from one port came over one TCP connection) and the content type of
+    the response."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self.requests: list[tuple[str, tuple[str, int]]] = []
+        self.content_types: list[tuple[str, str]] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            self.requests.append((scope["method"], tuple(scope["client"])))
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        self.requests.append((method, tuple(scope["client"])))
+
+        async def noting(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers", []))
+                kind = headers.get(b"content-type", b"").decode()
+                self.content_types.append((method, kind))
+            await send(message)
+
+        await self.app(scope, receive, noting)
 
     def connections(self, method: str, since: int = 0) -> set[tuple[str, int]]:
         return {peer for m, peer in self.requests[since:] if m == method}
@@ -92,15 +108,19 @@ async def test_an_answered_stream_is_read_to_its_end_so_the_connection_is_reused
     assert len(counter.connections("POST", since)) == 1
 
 
-def progress_server() -> Server:
+def progress_server(gates: Gates | None = None) -> Server:
     server = Server("replay", "1.0")
 
     @server.tool()
-    async def steps(ctx: RequestContext, count: int) -> str:
-        """Report ``count`` progress steps, waiting a turn between them."""
+    async def steps(ctx: RequestContext, count: int, wait: bool = False) -> str:
+        """Report ``count`` progress steps; with ``wait``, each once the client got the
+        previous one (gate ``step-<n>``), so that none can arrive after the answer."""
         for step in range(1, count + 1):
             await ctx.report_progress(step, count)
-            await anyio.lowlevel.checkpoint()
+            if wait and gates is not None:
+                await gates.wait(f"step-{step}")
+            else:
+                await anyio.lowlevel.checkpoint()
         return "done"
 
     return server
@@ -125,3 +145,48 @@ async def test_serial_calls_to_mcpkit_s_server_share_one_connection(mode: str) -
                 result = await client.call_tool("steps", {"count": 2}, on_progress=print)
                 assert not result.is_error
     assert len(counter.connections("POST", since)) == 1
+
+
+# -- 15: progress on every Streamable HTTP mode ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "era", "arrives", "post_answer"),
+    [
+        ("sse", "handshake", True, "text/event-stream"),
+        # Documented: the notifications go on the session's GET stream.
+        ("json", "handshake", True, "application/json"),
+        ("stateless", "handshake", True, "text/event-stream"),
+        # Documented: no GET stream, so they have nowhere to go; the call is unharmed.
+        ("stateless-json", "handshake", False, "application/json"),
+        # 2026-07-28 requests stand alone and stream their notifications in every mode.
+        ("json", "2026-07-28", True, "text/event-stream"),
+        ("stateless-json", "2026-07-28", True, "text/event-stream"),
+    ],
+)
+async def test_progress_reaches_the_caller_in_every_mode_that_can_carry_it(
+    mode: str,
+    era: Literal["handshake", "2026-07-28"],
+    arrives: bool,
+    post_answer: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # python-sdk#2001, #953: progress silently dropped on Streamable HTTP and stateless.
+    gates = Gates()
+    counter = ConnectionCounter(progress_server(gates).streamable_http_app(**MODES[mode]))
+    seen: list[float] = []
+
+    def on_progress(params: ProgressNotificationParams) -> None:
+        seen.append(params.progress)
+        gates.open(f"step-{len(seen)}")
+
+    with running_server(counter) as server, anyio.fail_after(LIMIT):
+        async with Client(StreamableHTTPTransport(server.url + "/mcp"), era=era) as client:
+            since = len(counter.content_types)
+            result = await client.call_tool(
+                "steps", {"count": 3, "wait": arrives}, on_progress=on_progress
+            )
+    assert result.content[0].text == "done"  # type: ignore[union-attr]
+    assert seen == ([1, 2, 3] if arrives else [])
+    assert ("POST", post_answer) in counter.content_types[since:]
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
