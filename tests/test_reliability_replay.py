@@ -23,13 +23,17 @@ import httpx
 import pytest
 
 from mcpkit.client import Client
+from mcpkit.exceptions import MessageNotDelivered
 from mcpkit.server import RequestContext, Server
 from mcpkit.transports import StreamableHTTPTransport
 from mcpkit.types import ProgressNotificationParams
 
-from ._fake_mcp_http import Exchange, FakeMCPServer, answer, sse
+from ._fake_mcp_http import DropConnection, Exchange, FakeMCPServer, answer, reply, sse
 from ._http_testserver import Gates
 from ._httpserver import running_server
+from .test_http_client import peer, shared_peer
+
+__all__ = ["peer", "shared_peer"]  # fixtures, shared with test_http_client
 
 pytestmark = pytest.mark.anyio
 
@@ -190,3 +194,71 @@ async def test_progress_reaches_the_caller_in_every_mode_that_can_carry_it(
     assert seen == ([1, 2, 3] if arrives else [])
     assert ("POST", post_answer) in counter.content_types[since:]
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+# -- 13: HTTP errors reach the caller, naming the status ------------------------------------
+
+STATUSES = [400, 401, 403, 405, 406, 413, 415, 429, 500, 502, 503, 504]
+BODIES: dict[str, tuple[bytes, str | None]] = {
+    "html": (b"<html><body><h1>Bad Gateway</h1></body></html>", "text/html"),
+    "empty": (b"", None),
+}
+
+
+@pytest.mark.parametrize("body", list(BODIES))
+@pytest.mark.parametrize("status", STATUSES)
+@pytest.mark.parametrize("stage", ["initialize", "notifications/initialized", "tools/list"])
+async def test_an_http_error_anywhere_fails_its_caller_at_once_naming_the_status(
+    peer: tuple[FakeMCPServer, str], stage: str, status: int, body: str
+) -> None:
+    # python-sdk#1010, fastmcp#2595: 4xx/5xx swallowed, the caller waited for ever.
+    fake, url = peer
+    payload, content_type = BODIES[body]
+    fake.script(stage, reply(status, payload, content_type=content_type))
+    with anyio.fail_after(LIMIT):
+        transport = StreamableHTTPTransport(url)
+        with pytest.raises(MessageNotDelivered) as info:
+            async with Client(transport, era="handshake", timeout=3600) as client:
+                await client.list_tools()
+    assert info.value.status == status
+    assert f"HTTP {status}" in str(info.value)
+
+
+async def truncated_json(ex: Exchange) -> None:
+    """A JSON answer that promises 200 bytes and is cut off after 20."""
+    await ex.start(200, "application/json", [("content-length", "200")])
+    await ex.body(answer()(ex)[:20], more=True)
+    raise DropConnection
+
+
+async def test_a_json_answer_cut_off_mid_body_fails_its_call_at_once(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    fake, url = peer
+    fake.script("tools/list", truncated_json)
+    with anyio.fail_after(LIMIT):
+        transport = StreamableHTTPTransport(url)
+        async with Client(transport, era="handshake", timeout=3600) as client:
+            with pytest.raises(MessageNotDelivered, match="failed"):
+                await client.list_tools()
+            await client.ping()  # that call's failure, not the session's
+
+
+async def test_a_failing_get_stream_leaves_the_session_working(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    # python-sdk#1941: against a server refusing GET (405) the background task died and a
+    # race hung the client. 405 is what every other test's fake answers; here the GET
+    # fails otherwise, until the client gives the stream up; calls go on all along.
+    fake, url = peer
+    fake.script(
+        "GET",
+        reply(500, BODIES["html"][0], content_type="text/html"),
+        reply(200, b"{}"),  # not an SSE stream
+    )
+    with anyio.fail_after(LIMIT):
+        transport = StreamableHTTPTransport(url, reconnect_initial=0.01, reconnect_max=0.05)
+        async with Client(transport, era="handshake") as client:
+            await client.ping()
+            await fake.wait_seen("GET", count=2)
+            await client.ping()
