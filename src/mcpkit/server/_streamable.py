@@ -72,12 +72,14 @@ class StreamableHTTPApp(PostRoutes):
             stream, no server-to-client requests, no ``listChanged`` or resource
             subscriptions; ``logging/setLevel`` holds for its own POST only, every other
             starts at the server's default level).
-        json_response: answer requests with JSON bodies instead of SSE streams. What a
-            request sends besides its response (progress, log messages, requests to the
-            client) then goes on the GET stream: it may arrive after the response (a
-            client drops progress for a finished call), and without an open GET stream
-            (always, when stateless) notifications are dropped (logged at debug level)
-            and requests to the client fail with ``MessageNotDelivered``.
+        json_response: answer handshake-era requests with JSON bodies instead of SSE
+            streams. What such a request sends besides its response (progress, log
+            messages, requests to the client) then goes on the GET stream: it may arrive
+            after the response (a client drops progress for a finished call), and without
+            an open GET stream (always, when stateless) notifications are dropped (logged
+            at debug level) and requests to the client fail with ``MessageNotDelivered``.
+            2026-07-28 requests stand alone and stream what precedes their response
+            whatever this says (``basic/transports/streamable-http.mdx``).
         event_store: where SSE events wait for resumption (``None`` disables it);
             a bounded :class:`MemoryEventStore` by default.
         security: the Host and Origin allowlists (loopback only by default).

@@ -37,6 +37,10 @@ SSE: Final = "text/event-stream"
 SESSION: Final = "Mcp-Session-Id"
 #: How much of an error body is read to explain a failure.
 ERROR_BODY_LIMIT: Final = 64 * 1024
+#: Bounds on reading what follows the answer on a request's SSE stream (normally just its
+#: end) so that its connection can be reused: a stream held open longer is closed.
+DRAIN_SECONDS: Final = 2.0
+DRAIN_BYTES: Final = 64 * 1024
 
 
 async def read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
@@ -73,7 +77,7 @@ async def read_events(
 ) -> tuple[bool, Exception | None]:
     """Feed an SSE response to ``parser`` and pass each message's data to ``deliver``
     (events named ``message``, the default, with data; others are ignored), which returns
-    whether to stop reading.
+    whether to stop (the rest of the stream is then drained, bounded, and dropped).
 
     Returns ``(delivered, broken)``: whether any message was delivered, and the httpx error
     that broke the stream (``None`` when it ended normally or ``deliver`` stopped it).
@@ -97,7 +101,7 @@ async def read_events(
         return False
 
     try:
-        stopped = await iterate_body(response, consume)
+        stopped = await iterate_body(response, consume, drain=True)
     except httpx.HTTPError as exc:  # the connection broke or timed out: resumable
         parser.close()
         return delivered, exc
@@ -107,27 +111,44 @@ async def read_events(
 
 
 async def iterate_body(
-    response: httpx.Response, consume: Callable[[bytes], Awaitable[bool]]
+    response: httpx.Response,
+    consume: Callable[[bytes], Awaitable[bool]],
+    *,
+    drain: bool = False,
 ) -> bool:
     """Pass each chunk of the body to ``consume`` until it returns true (then return true)
     or the body ends.
 
     Stopping early, or ``consume`` raising, cancels the read *inside* httpx rather than
     leaving its chain of async generators suspended: on trio an abandoned async generator
-    is finalized late, with a ResourceWarning.
+    is finalized late, with a ResourceWarning. A response closed before its end also costs
+    its connection (httpx cannot reuse it), so with ``drain`` what follows the stop is read
+    and dropped, within :data:`DRAIN_SECONDS` and :data:`DRAIN_BYTES`: a server ends an
+    answered SSE stream right after the answer, and the next request then reuses the
+    connection instead of opening (and, over TLS, negotiating) a new one.
 
     Raises:
-        httpx.HTTPError: the body could not be read.
+        httpx.HTTPError: the body could not be read (also while draining).
         Exception: what ``consume`` raised.
     """
     error: BaseException | None = None
+    draining: int | None = None  # bytes read since consume asked to stop, when draining
     with anyio.CancelScope() as scope:
         async for chunk in response.aiter_bytes():
+            if draining is not None:
+                draining += len(chunk)
+                if draining > DRAIN_BYTES:
+                    scope.cancel()
+                continue
             if scope.cancel_called:
                 continue  # the cancellation lands in httpx's next read
             try:
                 if await consume(chunk):
-                    scope.cancel()
+                    if drain:
+                        draining = 0
+                        scope.deadline = anyio.current_time() + DRAIN_SECONDS
+                    else:
+                        scope.cancel()
             except BaseException as exc:  # re-raised below, once httpx let go
                 error = exc
                 scope.cancel()
@@ -135,7 +156,7 @@ async def iterate_body(
         if isinstance(error, anyio.get_cancelled_exc_class()):
             await anyio.lowlevel.checkpoint()  # the outer cancellation, raised afresh
         raise error
-    return scope.cancel_called
+    return scope.cancel_called or draining is not None
 
 
 Deliver = Callable[[bytes], Awaitable[bool]]
