@@ -53,8 +53,7 @@ __all__ = ["StreamableHTTPApp"]
 logger = logging.getLogger("mcpkit.server.http")
 
 _DEFAULT: Final[Any] = object()
-#: Seconds close_all() leaves a gracefully ending listen stream to send its final result.
-LISTEN_GRACE: Final = 5.0
+LISTEN_GRACE: Final = 5.0  # seconds close_all() leaves an ended listen for its final result
 
 
 class StreamableHTTPApp(PostRoutes):
@@ -77,9 +76,8 @@ class StreamableHTTPApp(PostRoutes):
             messages, requests to the client) then goes on the GET stream: it may arrive
             after the response (a client drops progress for a finished call), and without
             an open GET stream (always, when stateless) notifications are dropped (logged
-            at debug level) and requests to the client fail with ``MessageNotDelivered``.
-            2026-07-28 requests stand alone and stream what precedes their response
-            whatever this says (``basic/transports/streamable-http.mdx``).
+            at debug level) and requests to the client fail with ``MessageNotDelivered``
+            (2026-07-28 requests stand alone and stream them all the same).
         event_store: where SSE events wait for resumption (``None`` disables it);
             a bounded :class:`MemoryEventStore` by default.
         security: the Host and Origin allowlists (loopback only by default).
