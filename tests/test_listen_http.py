@@ -189,32 +189,12 @@ async def test_the_server_ends_the_stream_gracefully(
     assert final["result"]["_meta"][SUB] == "g"
 
 
-async def test_shutting_the_server_down_ends_listens_gracefully() -> None:
+@pytest.mark.parametrize("close_all", [False, True], ids=["end_subscriptions", "close_all"])
+async def test_shutting_the_server_down_ends_listens_gracefully(close_all: bool) -> None:
     """``serve_http`` ends open listens as shutdown begins (``LowLevelServer.serve_http``
-    passes ``end_subscriptions``): each stream gets its final result, not a cut."""
-    server = Server("shutdown-test")
-
-    @server.tool()
-    async def noop() -> str:
-        """Nothing."""
-        return ""
-
-    app = server.streamable_http_app()
-    with running_server(app, on_shutdown=server.end_subscriptions) as running:
-        async with listen(running, "s", toolsListChanged=True) as stream:
-            assert (await stream.next() or {}).get("method") == ACK
-            running.http.stop()
-            final = await stream.next()
-            assert await stream.next() is None
-    assert final is not None
-    assert final["id"] == "s"
-    assert final["result"]["_meta"][SUB] == "s"
-
-
-async def test_close_all_after_end_subscriptions_keeps_the_final_result() -> None:
-    """The shutdown hook of ``serve_http`` and the README's own-uvicorn recipe call
-    ``end_subscriptions()`` then ``app.close_all()``: the listen POST still gets its final
-    result ("Graceful Closure"), instead of being cut by ``close_all``."""
+    passes ``end_subscriptions``): each stream gets its final result, not a cut. Its
+    shutdown hook and the README's own-uvicorn recipe then call ``app.close_all()``,
+    which must not cut it either ("Graceful Closure")."""
     server = Server("shutdown-test")
 
     @server.tool()
@@ -226,17 +206,18 @@ async def test_close_all_after_end_subscriptions_keeps_the_final_result() -> Non
 
     def on_shutdown() -> None:
         server.end_subscriptions()
-        app.close_all()
+        if close_all:
+            app.close_all()
 
     with running_server(app, on_shutdown=on_shutdown) as running:
-        async with listen(running, "c", toolsListChanged=True) as stream:
+        async with listen(running, "s", toolsListChanged=True) as stream:
             assert (await stream.next() or {}).get("method") == ACK
             running.http.stop()
             final = await stream.next()
             assert await stream.next() is None
     assert final is not None
-    assert final["id"] == "c"
-    assert final["result"]["_meta"][SUB] == "c"
+    assert final["id"] == "s"
+    assert final["result"]["_meta"][SUB] == "s"
 
 
 async def test_a_resource_update_reaches_each_subscriber_on_its_own_session(

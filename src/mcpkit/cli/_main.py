@@ -72,14 +72,15 @@ def _module_name(path: Path) -> str:
     is taken or shadowed, or names a standard module: a file called json.py must not
     become everyone's ``json``) a private one."""
     stem = path.stem
-    if stem.isidentifier() and stem not in sys.modules and stem not in sys.stdlib_module_names:
-        with contextlib.suppress(ImportError, ValueError):
-            found = importlib.util.find_spec(stem)
-            if found is not None and found.origin is not None:
-                with contextlib.suppress(OSError):
-                    if Path(found.origin).samefile(path):
-                        return stem
-    return f"_mcpkit_target_{stem}"
+    private = f"_mcpkit_target_{stem}"
+    if not stem.isidentifier() or stem in sys.modules or stem in sys.stdlib_module_names:
+        return private
+    try:
+        found = importlib.util.find_spec(stem)
+        origin = found.origin if found is not None else None
+        return stem if origin is not None and Path(origin).samefile(path) else private
+    except (ImportError, ValueError, OSError):
+        return private
 
 
 def _build_parser() -> argparse.ArgumentParser:
