@@ -286,6 +286,10 @@ _EXAMPLES = [
     # an unknown member holding an object with an envelope member's name inside
     b'{"\\u0078":{"result":null},"method":"m","jsonrpc":"2.0","id":0,"result":{}}',
     b'{"x":{"id":1},"jsonrpc":"2.0","id":0,"method":"\\u0041"}',
+    # an object where a scalar belongs (refused), holding keys of its own
+    b'{"\\u0069d":0,"method":{"":{"":null}},"params":{}}',
+    b'{"\\u0069d":0,"method":{"id":1},"jsonrpc":"2.0","params":{}}',
+    b'{"jsonrpc":"2.0","id":{"method":"m"},"method":"\\u0041"}',
     # a response whose result ends the message but is not an object
     b'{"jsonrpc":"2.0","id":1,"result":[{}]}',
     b'{"jsonrpc":"2.0","result":{"a":{}},"id":1}',

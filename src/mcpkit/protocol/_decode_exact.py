@@ -79,6 +79,7 @@ _KEY_RE: Final = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
 _WHITESPACE: Final = b" \t\r\n"
 #: How many first bytes of a structured member's value are searched for to find it.
 _HEAD: Final = 64
+_OPENERS: Final = frozenset(b"{[")
 #: ID_LOW[n] <= id < ID_HIGH[n]: the non-negative integers written with exactly n - 6
 #: digits (n counts ',"id":' too); none below 7. Two comparisons against bounds, not a
 #: range: `in range` also computes a remainder for the step (twice the cost).
@@ -107,19 +108,21 @@ def _describe(raw: Raw) -> str:
 def has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
     """Whether an envelope member occurs twice (a parser-differential risk msgspec hides by
     keeping the last occurrence). ``members`` are the decoded (deduplicated) members, and
-    there are no others."""
+    there are no others: an unknown member's value would stay in the skeleton read below
+    (see ``_reread_has_duplicate`` for those messages)."""
     if b"\\u" not in data and all(data.count(_QUOTED[name]) == 1 for name in members):
         return False
     # Cut the structured values out, leaving only the top-level keys and scalar values,
     # then compare the (unescaped) keys. A value is cut where it is, found by its first
     # bytes (searching for all of a long value costs more than the rest), which tells
     # where only when they occur once: the first of several occurrences may be elsewhere
-    # (a string result '","' also occurs between two members), and cutting it there
-    # would break the keys around it. Otherwise the whole message is read again.
+    # (params '{}' also occurs in a method "{}"), and cutting it there would break the
+    # keys around it. Otherwise the whole message is read again.
     cuts = []
-    for name in ("params", "result", "error"):
-        raw = members.get(name)
-        if raw:
+    for raw in members.values():
+        # Objects and arrays (any member can hold one, if only to be refused); scalars
+        # hold no keys and stay.
+        if raw and memoryview(raw)[0] in _OPENERS:
             value = bytes(raw)
             head = value[:_HEAD]
             start = data.find(head)
@@ -132,11 +135,9 @@ def has_duplicate(data: bytes, members: dict[str, Raw]) -> bool:
     keys = []
     for token in _KEY_RE.findall(skeleton):
         try:
-            key = _STR_DECODER.decode(b'"' + token + b'"')
+            keys.append(_STR_DECODER.decode(b'"' + token + b'"'))
         except msgspec.DecodeError:
             return True
-        if key in _QUOTED:  # an unknown member, even repeated, is only unknown
-            keys.append(key)
     return len(keys) != len(set(keys))
 
 
@@ -260,8 +261,9 @@ def _classify(
             if kind == "a number":
                 kind = "a fractional number"
             id_problem = f"id must be a string or an integer, not {kind}"
-    # An unknown member's value is not cut out of the skeleton has_duplicate reads, and
-    # the keys inside an object there would count: those messages are re-read whole.
+    # With an unknown member the message is refused whatever this says (the check only
+    # decides which id the error echoes), so it is re-read whole: has_duplicate's
+    # skeleton keeps an unknown member's value, whose inner keys would count.
     duplicate = _reread_has_duplicate(data) if unknown else has_duplicate(data, members)
     params = members.get("params", EMPTY)
     result = members.get("result", EMPTY)
