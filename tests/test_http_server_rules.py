@@ -334,6 +334,12 @@ async def test_get_rules(http: RunningServer) -> None:
         doubled = await client.get(url_of(http), headers=[*twice, ("Last-Event-ID", "0_1")])
         assert doubled.status_code == 400
         assert "more than one Last-Event-ID" in error_of(doubled)["message"]
+        # An empty Last-Event-ID names no event (what other SDKs' clients may send): the
+        # standalone stream opens, as without the header.
+        empty = session.headers(accept="text/event-stream", last_event_id="")
+        async with client.stream("GET", url_of(http), headers=empty) as standalone:
+            assert standalone.status_code == 200
+            assert standalone.headers["content-type"].startswith("text/event-stream")
 
 
 async def test_session_cap_answers_503_and_recovers() -> None:

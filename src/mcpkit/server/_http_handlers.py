@@ -281,7 +281,9 @@ async def handle_get(
         )
         return
     sink = Sink(app.max_stream_buffer)
-    last = headers.text(b"last-event-id")
+    # An empty value names no event: the SSE spec's clients never send one (an empty
+    # "last event ID string" means there is none), and the other SDKs treat it as absent.
+    last = headers.text(b"last-event-id") or None
     store = session.store
     if last is None:
         stream = session.standalone
