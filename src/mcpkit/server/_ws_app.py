@@ -43,6 +43,7 @@ logger = logging.getLogger("mcpkit.server.ws")
 SUBPROTOCOL: Final = "mcp"
 # RFC 6455 section 7.4.1 close codes.
 _NORMAL: Final = 1000
+_GOING_AWAY: Final = 1001
 _UNSUPPORTED_DATA: Final = 1003
 _POLICY: Final = 1008
 _TOO_BIG: Final = 1009
@@ -53,7 +54,16 @@ _HTTP_RESPONSE_EXT: Final = "websocket.http.response"
 class _Channel:
     """A message channel over one accepted ASGI WebSocket connection."""
 
-    __slots__ = ("_lock", "_receive", "_send", "closed", "limit", "on_gone", "send_timeout")
+    __slots__ = (
+        "_lock",
+        "_receive",
+        "_send",
+        "closed",
+        "ending",
+        "limit",
+        "on_gone",
+        "send_timeout",
+    )
 
     def __init__(self, receive: Receive, send: Send, limit: int, send_timeout: float) -> None:
         self._receive = receive
@@ -62,6 +72,7 @@ class _Channel:
         self.send_timeout = send_timeout
         self._lock = anyio.Lock()
         self.closed = False  # a close frame was sent or received
+        self.ending = (_NORMAL, "")  # the close frame aclose() sends
         #: Called once the connection is over, so the session ends at once (nobody is left
         #: to read answers: draining running handlers would be wasted work).
         self.on_gone: Callable[[], None] | None = None
@@ -124,7 +135,7 @@ class _Channel:
         self._gone()
 
     async def aclose(self) -> None:
-        await self._close(_NORMAL, "")
+        await self._close(*self.ending)
 
 
 class WebSocketApp:
@@ -149,6 +160,9 @@ class WebSocketApp:
         max_connections: most connections at once.
         send_timeout: seconds one message may take to be written; a client that reads
             nothing for that long is disconnected and its session released.
+
+    Call :meth:`close_all` from the hosting server's shutdown hook (see the README):
+    ``mcpkit run`` and ``Server.serve_http`` do.
 
     Attributes:
         connections: the sessions being served.
@@ -183,6 +197,15 @@ class WebSocketApp:
         self.send_timeout = send_timeout
         self.connections: set[ServerSession] = set()
         self.on_session_closed: Callable[[ServerSession], None] | None = None
+        self._serving: dict[ServerSession, tuple[anyio.CancelScope, _Channel]] = {}
+
+    def close_all(self) -> None:
+        """End every connection: its handlers are cancelled and the client gets a close
+        frame 1001 (Going Away, RFC 6455 section 7.4.1). Call it on the event loop's
+        thread."""
+        for serving, channel in list(self._serving.values()):
+            channel.ending = (_GOING_AWAY, "the server is shutting down")
+            serving.cancel()  # the session's teardown closes the channel
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -278,8 +301,10 @@ class WebSocketApp:
             await send(accept)
             with anyio.CancelScope() as serving:
                 channel.on_gone = serving.cancel
+                self._serving[session] = (serving, channel)
                 await session.run()
         finally:
+            self._serving.pop(session, None)
             self.connections.discard(session)
             self.server.sessions.discard(session)
             if self.on_session_closed is not None:
