@@ -86,3 +86,37 @@ def test_cli_refuses_with_a_message_and_status_2(
     assert stderr.startswith("mcpkit: "), stderr
     assert message in stderr, stderr
     assert "Traceback" not in stderr
+
+
+#: A served file that raises while imported: (source, what the report must show).
+IMPORT_FAILURES: list[tuple[str, list[str]]] = [
+    (
+        "from mcpkit import Server\nserver = Server('x')\ndef f():\n    return 1 / 0\nf()\n",
+        ['broken.py", line 5, in <module>', 'broken.py", line 4, in f', "ZeroDivisionError"],
+    ),
+    ("import no_such_module_for_mcpkit\n", ["ModuleNotFoundError", "no_such_module_for_mcpkit"]),
+    ("x = (\n", ['broken.py", line 1', "SyntaxError"]),
+    (
+        "def g():\n    try:\n        {}['k']\n    except KeyError as e:\n"
+        "        raise RuntimeError('config broken') from e\ng()\n",
+        ["KeyError: 'k'", "direct cause", "RuntimeError: config broken"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "shown"), IMPORT_FAILURES, ids=lambda v: str(v)[:24])
+def test_an_import_failure_shows_only_the_files_own_frames(
+    tmp_path: Path, source: str, shown: list[str]
+) -> None:
+    """The traceback starts in the served file: mcpkit's and importlib's frames, which
+    come first otherwise, tell its author nothing."""
+    (tmp_path / "broken.py").write_text(source)
+    done = run_cli("broken.py", cwd=tmp_path)
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert done.stdout == b""
+    assert stderr.startswith("mcpkit: broken.py raised while being imported:\n"), stderr
+    for text in shown:
+        assert text in stderr, stderr
+    assert "mcpkit/cli" not in stderr, stderr
+    assert "importlib" not in stderr, stderr

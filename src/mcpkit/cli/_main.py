@@ -9,6 +9,7 @@ import importlib.util
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,15 @@ class CLIError(Exception):
     """A problem the user can fix; printed without a traceback."""
 
 
+class TargetFailed(Exception):
+    """The served file raised while it was imported; ``report`` is its traceback, from
+    the file's own frames on (mcpkit's and importlib's are of no use to its author)."""
+
+    def __init__(self, report: str) -> None:
+        super().__init__(report)
+        self.report = report
+
+
 def load_server(target: str) -> Any:
     """Load ``FILE.py[:OBJECT]`` and return the object (default name ``server``).
 
@@ -32,6 +42,7 @@ def load_server(target: str) -> Any:
 
     Raises:
         CLIError: the file or the object does not exist, or the object cannot serve.
+        TargetFailed: the file raised an exception while it was imported.
     """
     path_text, name = target, "server"
     if ":" in target and not target.endswith(".py"):
@@ -48,7 +59,11 @@ def load_server(target: str) -> Any:
         raise CLIError(f"cannot load {path_text} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[module_name]  # (as a failed import statement leaves it)
+        raise TargetFailed(_user_traceback(exc, path)) from exc
     try:
         server = getattr(module, name)
     except AttributeError:
@@ -61,6 +76,18 @@ def load_server(target: str) -> Any:
     if not callable(getattr(server, "serve_stdio", None)):
         raise CLIError(f"{path_text}:{name} is not an MCP server (it has no serve_stdio())")
     return server
+
+
+def _user_traceback(exc: BaseException, path: Path) -> str:
+    """``exc``'s traceback from the first frame in ``path`` on (all of it if none is:
+    a syntax error is raised before the file runs, and shows its place itself)."""
+    target = os.path.normcase(path.resolve())
+    tb = exc.__traceback__
+    while tb is not None and os.path.normcase(tb.tb_frame.f_code.co_filename) != target:
+        tb = tb.tb_next
+    if tb is None and not isinstance(exc, SyntaxError):
+        tb = exc.__traceback__
+    return "".join(traceback.TracebackException(type(exc), exc, tb).format())
 
 
 def _module_name(path: Path) -> str:
@@ -289,6 +316,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CLIError, LocalProtocolError) as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
         return 2
+    except TargetFailed as exc:
+        print(f"mcpkit: {args.target} raised while being imported:", file=sys.stderr)
+        print(exc.report, end="", file=sys.stderr)
+        return 1
     except BaseException as exc:
         if _interrupted(exc):
             return 130
