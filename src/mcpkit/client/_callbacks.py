@@ -18,6 +18,7 @@ from msgspec import UNSET, Raw, UnsetType
 from ..aio import InboundRequest
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import RPCError
+from ..protocol import decode_params
 from ..types import (
     V2025_06_18,
     V2025_11_25,
@@ -36,7 +37,7 @@ from ..types import (
     Root,
     RootsCapability,
 )
-from ..types._echo import one_line, peer_text
+from ..types._echo import peer_text
 from ._answers import elicit_answer_for, roots_for, sampling_answer_for
 
 __all__ = [
@@ -102,15 +103,6 @@ def checked(value: Any, kind: Any, what: str) -> Any:
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def _decode(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str) -> Any:
-    try:
-        return decoder.decode(params if params is not None else b"{}")
-    except msgspec.ValidationError as exc:
-        raise RPCError.invalid_params(
-            f"Invalid params for {method}: {one_line(str(exc))}"
-        ) from None
 
 
 @dataclass
@@ -182,7 +174,7 @@ class ClientHandlers:
         if method == "ping":
             return EmptyResult()
         if method == "sampling/createMessage" and self.sampling is not None:
-            sampling = _decode(_SAMPLING, request.params, method)
+            sampling = decode_params(_SAMPLING, request.params, method)
             if (sampling.tools is not UNSET or sampling.tool_choice is not UNSET) and not declares(
                 declared.sampling, "tools"
             ):
@@ -192,7 +184,7 @@ class ClientHandlers:
             result = checked(await self.sampling(sampling), CreateMessageResult, "sampling")
             return sampling_answer_for(version, result)
         if method == "elicitation/create" and self.elicitation is not None:
-            params = _decode(_ELICIT, request.params, method)
+            params = decode_params(_ELICIT, request.params, method)
             if params.mode == "url" and not declares(declared.elicitation, "url"):
                 raise RPCError.invalid_params("this client does not support URL-mode elicitation")
             answer = checked(await self.elicitation(params), ElicitResult, "elicitation")

@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._connection import Connection
-from ._decode import DecodedMessage, DecodedResponse, DecodeFailure, decode_message
+from ._decode import DecodedMessage, DecodedResponse, DecodeFailure, decode_message, decode_params
 from ._empty import EMPTY_TABLE
 from ._encode import encode_error, encode_notification, encode_request, encode_result
 from ._events import (
@@ -77,6 +77,7 @@ __all__ = [
     "DecodedMessage",
     "DecodedResponse",
     "decode_message",
+    "decode_params",
     "encode_error",
     "encode_notification",
     "encode_request",

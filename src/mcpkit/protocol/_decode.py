@@ -29,12 +29,14 @@ that are only pretty-printed, then the general classification.
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from ..exceptions import RPCError
 from ..types import ErrorCode, RequestId
+from ..types._echo import one_line
 from ._decode_exact import (
     EMPTY,
     ID_HIGH,
@@ -53,7 +55,7 @@ from ._encode import is_object
 from ._events import NotificationReceived, RequestReceived
 from ._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["DecodeFailure", "DecodedMessage", "DecodedResponse", "decode_message"]
+__all__ = ["DecodeFailure", "DecodedMessage", "DecodedResponse", "decode_message", "decode_params"]
 
 
 class _Envelope(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -260,3 +262,17 @@ def _received(
     if rid is UNSET:
         return NotificationReceived(method, params)
     return RequestReceived(rid, method, params)
+
+
+def decode_params(decoder: msgspec.json.Decoder[Any], params: Raw | None, method: str) -> Any:
+    """Decode a request's params (absent: ``{}``) with the method's decoder.
+
+    Raises:
+        RPCError: -32602 Invalid params, naming the field and the problem on one line.
+    """
+    try:
+        return decoder.decode(params if params is not None else b"{}")
+    except msgspec.ValidationError as exc:
+        raise RPCError.invalid_params(
+            f"Invalid params for {method}: {one_line(str(exc))}"
+        ) from None
