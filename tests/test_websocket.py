@@ -7,7 +7,8 @@ one), both sides, end to end over real sockets on 127.0.0.1 (uvicorn in a thread
 * the handshake rules: DNS-rebinding probes, the ``mcp`` subprotocol, the connection cap,
   plain HTTP, probed with hand-written handshakes (``tests/_wsraw.py``);
 * the frame rules: binary frames (1003), the size limit (1009), invalid JSON (-32700);
-* a client that vanishes mid-call ends its session; ``mcpkit run --transport ws``.
+* a client that vanishes mid-call ends its session, as does ``close_all()``;
+  ``mcpkit run --transport ws``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import httpx
 import pytest
 
 from mcpkit.client import Client
-from mcpkit.exceptions import TransportError
+from mcpkit.exceptions import ConnectionClosedError, TransportError
 from mcpkit.server import LowLevelServer, WebSocketApp
 from mcpkit.server._http_apps import app_for
 from mcpkit.transports import WebSocketChannel, WebSocketTransport
@@ -109,8 +110,12 @@ async def test_full_session(everything: LowLevelServer) -> None:
 
 
 @pytest.mark.usefixtures("websocket_client")
-@pytest.mark.parametrize("abrupt", [True, False], ids=["tcp-drop", "close-frame"])
-async def test_client_drop_mid_call_ends_the_session(abrupt: bool) -> None:
+@pytest.mark.parametrize("ending", ["tcp-drop", "close-frame", "close_all"])
+async def test_a_connection_ended_mid_call_ends_the_session(ending: str) -> None:
+    """The client drops the TCP connection or sends a close frame mid-call, or the server
+    shuts down (``WebSocketApp.close_all()``, which answers with close code 1001, Going
+    Away, RFC 6455 section 7.4.1): the session ends, the handler is cancelled, nothing is
+    left behind, and the app goes on serving."""
     started, cancelled = threading.Event(), threading.Event()
     server = blocking_server(started, cancelled)
     app = WebSocketApp(server)
@@ -126,16 +131,35 @@ async def test_client_drop_mid_call_ends_the_session(abrupt: bool) -> None:
             await anyio.to_thread.run_sync(started.wait, abandon_on_cancel=True)
             sizes = running.call(lambda: (len(app.connections), len(server.sessions)))
             assert sizes == (1, 1)
-            if not abrupt:  # a closing handshake mid-call, without waiting for the answer
+            if ending == "close-frame":  # a closing handshake, without waiting for the answer
                 await socket.send((1000).to_bytes(2, "big"), CLOSE)
-        # The TCP connection is gone (with or without a close frame): the session ends,
-        # the handler is cancelled, nothing is left behind.
+            elif ending == "close_all":
+                running.call(app.close_all)
+                assert await socket.close_code() == 1001
         await closed.wait()
         assert cancelled.is_set()
         assert running.call(lambda: (len(app.connections), len(server.sessions))) == (0, 0)
-        # The server goes on serving.
+        running.call(app.close_all)  # (with nothing open: harmless)
         async with Client(ws_url(running)) as client:
             assert [tool.name for tool in (await client.list_tools()).tools] == ["block"]
+
+
+@pytest.mark.usefixtures("websocket_client")
+async def test_a_pending_call_fails_promptly_on_close_all() -> None:
+    started, cancelled = threading.Event(), threading.Event()
+    app = WebSocketApp(blocking_server(started, cancelled))
+    with running_server(app) as running, anyio.fail_after(LIMIT):
+        async with Client(ws_url(running)) as client:
+
+            async def shut_down_once_blocked() -> None:
+                await anyio.to_thread.run_sync(started.wait, abandon_on_cancel=True)
+                running.call(app.close_all)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(shut_down_once_blocked)
+                with pytest.raises(ConnectionClosedError):
+                    await client.call_tool("block")
+        assert cancelled.is_set()
 
 
 # --------------------------------------------------------------------------- handshake rules
