@@ -250,7 +250,7 @@ class Endpoint(Inbound, Outbound):
         flight, no call of ours pending), without closing its channel: the cheap end of a
         session that lived for one fully answered HTTP request. Returns whether it ended;
         if not, use :meth:`detach`."""
-        if self._handlers or self._waiters:
+        if self._handlers or self._waiters:  # (not idle; inlined: runs per stateless POST)
             return False
         self._closed.set()
         self._task_group = None
@@ -322,6 +322,12 @@ class Endpoint(Inbound, Outbound):
     def closed(self) -> bool:
         """Whether the connection has ended."""
         return self._closed.is_set()
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing runs on the connection: no handler of the peer's requests in
+        flight and no call of ours awaiting its response (for metrics and leak checks)."""
+        return not (self._handlers or self._waiters)
 
     async def wait_closed(self) -> None:
         """Wait until the peer closes the connection (or it breaks)."""
