@@ -674,14 +674,34 @@ def test_null_values_are_fine() -> None:
     assert json.loads(encode_result(1, {"x": None}))["result"] == {"x": None}
 
 
-@pytest.mark.parametrize("bad", [[1], "x", 3, None])
+class _Pair(msgspec.Struct, array_like=True):
+    first: int
+    second: str
+
+
+# What is judged is the JSON written, not the Python type: an array_like struct is an
+# array on the wire (it was let through as "a struct"), a dataclass is an object.
+_NOT_OBJECTS = [[1], "x", 3, None, "}", _Pair(1, "}"), (1, {}), msgspec.Raw(b"[{}]")]
+
+
+@pytest.mark.parametrize("bad", _NOT_OBJECTS, ids=repr)
 def test_result_and_params_must_be_objects(bad: Any) -> None:
-    with pytest.raises(LocalProtocolError):
+    with pytest.raises(LocalProtocolError, match="must be an object"):
         encode_result(1, bad)
-    with pytest.raises(LocalProtocolError):
-        encode_request(1, "m", bad if bad is not None else [None])
-    with pytest.raises(LocalProtocolError):
-        encode_notification("n", bad if bad is not None else [None])
+    with pytest.raises(LocalProtocolError, match="must be an object"):
+        encode_request(1, "m", bad)
+    with pytest.raises(LocalProtocolError, match="must be an object"):
+        encode_notification("n", bad)
+
+
+@pytest.mark.parametrize(
+    "good", [{}, {"a": [1]}, _Point(1.0, 2.0), msgspec.Raw(b'{"a":[]}'), _Scored(0.5)], ids=repr
+)
+def test_result_and_params_objects_encode(good: Any) -> None:
+    expected = json.loads(msgspec.json.encode(good))
+    assert json.loads(encode_result(1, good))["result"] == expected
+    assert json.loads(encode_request(1, "m", good))["params"] == expected
+    assert json.loads(encode_notification("n", good))["params"] == expected
 
 
 def test_error_encoding() -> None:

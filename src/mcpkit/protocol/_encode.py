@@ -172,31 +172,22 @@ def _finite_or_refuse(out: bytes, payload: Any, where: str) -> None:
         _refuse_non_finite(payload, where)
 
 
-_OBJECTS: Final = (dict, msgspec.Struct)
-# Types already seen to encode as objects: a set lookup is several times cheaper than
-# isinstance() against msgspec.Struct (whose metaclass makes the check slow).
-_OBJECT_TYPES: set[type] = {dict}
-
-
-def _is_object_value(value: Any) -> bool:
-    kind = type(value)
-    if kind in _OBJECT_TYPES:
-        return True
-    if isinstance(value, _OBJECTS):
-        if len(_OBJECT_TYPES) < 1024:
-            _OBJECT_TYPES.add(kind)
-        return True
-    return False
-
-
 _ENCODE_ERRORS: Final = (TypeError, ValueError, OverflowError)  # UnicodeEncodeError: ValueError
 
 
-def _check_object(value: Any, where: str) -> None:
-    """Accept only what encodes to a JSON object (the common cases are tested inline)."""
-    if isinstance(value, Raw) and is_object(value):
-        return
-    raise LocalProtocolError(f"{where} must be an object (a dict or a struct)")
+def _ends_in_object(out: bytes) -> bool:
+    """Whether the envelope's last member (params or result) encoded as a JSON object.
+
+    Its value ends right before the envelope's closing brace, and a JSON value that ends
+    in ``}`` is an object. Judged on the output, not on the Python type: a struct with
+    ``array_like=True`` is written as an array, a dataclass as an object, and a test of
+    the bytes costs less than a type test (this runs for every message).
+    """
+    return out[-2] == 0x7D  # "}"
+
+
+def _refuse_non_object(where: str) -> None:
+    raise LocalProtocolError(f"{where} must be an object (a dict, a struct or a dataclass)")
 
 
 def _refuse_non_finite(payload: Any, where: str) -> None:
@@ -226,9 +217,10 @@ def encode_request(id: RequestId, method: str, params: Any = UNSET) -> bytes:
     Raises:
         LocalProtocolError: ``params`` is not an object or cannot be encoded.
     """
-    if params is not UNSET and not _is_object_value(params):
-        _check_object(params, "params")
-    return _encode(_Request(JSONRPC_VERSION, id, method, params), params, "params")
+    out = _encode(_Request(JSONRPC_VERSION, id, method, params), params, "params")
+    if params is not UNSET and not _ends_in_object(out):
+        _refuse_non_object("params")
+    return out
 
 
 def encode_notification(method: str, params: Any = UNSET) -> bytes:
@@ -237,9 +229,10 @@ def encode_notification(method: str, params: Any = UNSET) -> bytes:
     Raises:
         LocalProtocolError: ``params`` is not an object or cannot be encoded.
     """
-    if params is not UNSET and not _is_object_value(params):
-        _check_object(params, "params")
-    return _encode(_Notification(JSONRPC_VERSION, method, params), params, "params")
+    out = _encode(_Notification(JSONRPC_VERSION, method, params), params, "params")
+    if params is not UNSET and not _ends_in_object(out):
+        _refuse_non_object("params")
+    return out
 
 
 def encode_result(id: RequestId, result: Any) -> bytes:
@@ -248,13 +241,13 @@ def encode_result(id: RequestId, result: Any) -> bytes:
     Raises:
         LocalProtocolError: ``result`` is not an object or cannot be encoded.
     """
-    if type(result) not in _OBJECT_TYPES and not _is_object_value(result):
-        _check_object(result, "result")
     # Inlined _encode: this is the hottest encoding path.
     try:
         out = _encode_json(_ResultResponse("2.0", id, result))
     except _ENCODE_ERRORS as exc:
         raise LocalProtocolError(f"cannot encode result as JSON: {exc}") from exc
+    if out[-2] != 0x7D:  # (_ends_in_object, inlined)
+        _refuse_non_object("result")
     if len(out) > _WALK_ABOVE:
         _finite_or_refuse(out, result, "result")
     elif out.rpartition(b"null")[1]:  # (see _finite_or_refuse)
