@@ -310,3 +310,35 @@ def test_lookaheads_that_cannot_be_split_keep_pythons_rules(pattern: str) -> Non
     # split, so Python's engine and its refusal of what could backtrack.
     with pytest.raises(LocalProtocolError, match="refused: only Python's engine"):
         compile_schema({"type": "string", "pattern": pattern})
+
+
+_WITHOUT_RE2: Final = """
+import sys, warnings
+sys.modules["re2"] = None  # as if google-re2 could not be installed (no musl wheel)
+from mcpkit.protocol import compile_schema
+from mcpkit.exceptions import LocalProtocolError
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    check = compile_schema({"type": "string", "pattern": "^[a-z]+$"})
+    print(check.is_valid("abc"), check.is_valid("ab1"), check.is_valid("rm\\n"))
+    compile_schema({"type": "string", "pattern": "^[0-9]{3}$"})
+    try:
+        compile_schema({"type": "string", "pattern": "(a+)+$"})
+    except LocalProtocolError as exc:
+        print("refused", "only Python's engine" in str(exc))
+print(len(caught), "google-re2 is not installed" in str(caught[0].message))
+"""
+
+
+def test_without_re2_patterns_fall_back_to_the_safe_python_rules() -> None:
+    """google-re2 has no wheel for musl or glibc before 2.28: installed without it, safe
+    patterns run on Python's engine (with ECMA-262's meaning), unsafe ones are refused,
+    and a warning says so once, instead of an ImportError on the first pattern."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_RE2], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True False False", "refused True", "1 True"]

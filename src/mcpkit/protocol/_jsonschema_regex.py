@@ -36,6 +36,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from ._re2 import re2_compile
+
 __all__ = [
     "PYTHON_TEXT",
     "RE2_BUDGET",
@@ -280,26 +282,6 @@ class Matcher:
         return self._regex.search(text) is not None
 
 
-_re2_module: Any = None
-
-
-def _re2_compile(source: str) -> Any:
-    """RE2's compiled form of (translated) ``source``, or ``None`` when RE2 refuses it (a
-    bound over 1,000, a program past its memory budget). RE2 is imported here, on the first
-    pattern, not with :mod:`mcpkit` (it takes a few milliseconds)."""
-    global _re2_module
-    if _re2_module is None:
-        import re2
-
-        _re2_module = re2
-    options = _re2_module.Options()
-    options.log_errors = False  # (a refusal is an answer here, not a log line)
-    try:
-        return _re2_module.compile(source, options)
-    except _re2_module.error:
-        return None
-
-
 def refusal(source: str, exc: Exception) -> str:
     """Why :func:`compile_pattern` refused ``source`` (``exc``: what it raised)."""
     if isinstance(exc, UnsafePattern):
@@ -319,7 +301,7 @@ def compile_pattern(source: str) -> Matcher:
     # Python's reading decides what is malformed, as it always has.
     python = re.compile(python_pattern(source), re.ASCII)
     try:
-        compiled = _re2_compile(_translate(source, _RE2))
+        compiled = re2_compile(_translate(source, _RE2))
     except _NotRE2:
         split = _lookaheads_on_re2(source)
         if split is not None:
@@ -381,7 +363,7 @@ def _lookaheads_on_re2(source: str) -> Matcher | None:
             end = _atom_end(source, i)
             if end < 0:
                 return None
-            inner = _re2_compile("^(?:" + _translate(source[i + 3 : end - 1], _RE2) + ")")
+            inner = re2_compile("^(?:" + _translate(source[i + 3 : end - 1], _RE2) + ")")
             if inner is None:
                 return None
             (must if source[i + 2] == "=" else must_not).append(inner)
@@ -393,7 +375,7 @@ def _lookaheads_on_re2(source: str) -> Matcher | None:
             j = _atom_end(rest, j)
         if j != len(rest):
             return None
-        compiled = _re2_compile("^" + _translate(rest, _RE2))
+        compiled = re2_compile("^" + _translate(rest, _RE2))
     except (_NotRE2, ValueError):
         return None
     ok = compiled is not None and must + must_not
