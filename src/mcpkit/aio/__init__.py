@@ -18,6 +18,7 @@ from ._calls import (
 from ._channel import DeliveryFailed, MemoryChannel, MessageChannel, memory_channel_pair
 from ._endpoint import Endpoint
 from ._eventstore import EventStore, MemoryEventStore, Replay
+from ._exitstack import close_stack
 from ._fdwait import FdReader
 from ._flag import Flag
 from ._groups import single_errors
@@ -26,6 +27,7 @@ from ._workers import run_in_worker
 
 __all__ = [
     "single_errors",
+    "close_stack",
     "BusMessage",
     "MemoryNotificationBus",
     "NotificationBus",

@@ -14,7 +14,7 @@ import msgspec
 from msgspec import UNSET
 
 from .._version import __version__
-from ..aio import Endpoint, ProgressCallback
+from ..aio import Endpoint, ProgressCallback, close_stack
 from ..exceptions import (
     ConnectionClosedError,
     LocalProtocolError,
@@ -256,19 +256,19 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
                 await self._open(stack, candidate)
                 await self._start()
             except MessageNotDelivered as exc:
-                await stack.aclose()
+                await close_stack(stack)
                 if index + 1 < len(candidates) and falls_back_to_sse(exc):
                     logger.info("%s; trying the HTTP+SSE transport of 2024-11-05", exc)
                     continue
                 raise
             except ConnectionClosedError as exc:  # gone before it answered: say why
                 why = await exit_reason(self._endpoint.channel if self._endpoint else None)
-                await stack.aclose()
+                await close_stack(stack)
                 if why is None:
                     raise
                 raise ConnectionClosedError(f"{exc}: {why}") from exc
             except BaseException:
-                await stack.aclose()
+                await close_stack(stack)
                 raise
             self._stack, self._owner = stack, anyio.get_current_task().id
             break
@@ -326,7 +326,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             raise LocalProtocolError("close the client from the task that connected it")
         stack, self._stack = self._stack, None
         if stack is not None:
-            await stack.aclose()
+            await close_stack(stack)
 
     def _tool_definitions(self) -> dict[str, Tool] | None:
         channel = None if self._endpoint is None else self._endpoint.channel
