@@ -24,9 +24,9 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -35,7 +35,7 @@ import pytest
 
 from mcpkit.client import Client, StdioTransport
 from mcpkit.exceptions import ConnectionClosedError, MCPError, TransportError
-from mcpkit.transports import StreamableHTTPTransport
+from mcpkit.transports import ProcessChannel, StreamableHTTPTransport
 from mcpkit.types import ProgressNotificationParams
 
 from ._mcphttp import RawSession, call
@@ -271,6 +271,26 @@ async def test_aborted_requests_leave_the_server_answering_without_leaks(
             assert tools["result"]["tools"], tools
 
 
+async def cancel_when(
+    ready: anyio.Event,
+    work: Callable[[], Coroutine[Any, Any, None]],
+    channel: ProcessChannel,
+    status: int,
+) -> None:
+    """Run ``work`` and cancel it once ``ready`` is set: the server process it talks to
+    must then have ended promptly, with ``status``, and been reaped."""
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(work)
+            await ready.wait()
+            cancelled = anyio.current_time()
+            tg.cancel_scope.cancel()
+    assert anyio.current_time() - cancelled < PROMPT
+    assert channel.pid is not None
+    assert channel.returncode == status
+    assert reaped(channel.pid)
+
+
 # -- 14: stdio clients cancelled, stdio servers orphaned ------------------------------------
 
 #: A "server" that reads the first request and never answers it; then, by its argument,
@@ -314,17 +334,9 @@ async def test_a_client_cancelled_while_connecting_leaves_no_process(
         async with Client(channel):
             pytest.fail("the silent server answered")
 
-    with anyio.fail_after(LIMIT):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(connect)
-            await read.wait()  # the first request is read: the client is connecting
-            cancelled = anyio.current_time()
-            tg.cancel_scope.cancel()
-    # Within the grace periods: end of input, then SIGTERM, then SIGKILL, 0.5 s each.
-    assert anyio.current_time() - cancelled < PROMPT
-    assert channel.pid is not None
-    assert channel.returncode == status
-    assert reaped(channel.pid)
+    # The first request read means the client is connecting. The process ends within the
+    # grace periods: end of input, then SIGTERM, then SIGKILL, 0.5 s each.
+    await cancel_when(read, connect, channel, status)
 
 
 STUBBORN_HANDLER: Final = BLOCKING.replace(
@@ -366,16 +378,7 @@ async def test_a_client_cancelled_mid_call_ends_its_server(
         async with Client(channel, era="handshake") as client:
             await client.call_tool("block")
 
-    with anyio.fail_after(LIMIT):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            await started.wait()
-            cancelled = anyio.current_time()
-            tg.cancel_scope.cancel()
-    assert anyio.current_time() - cancelled < PROMPT
-    assert channel.pid is not None
-    assert channel.returncode == status
-    assert reaped(channel.pid)
+    await cancel_when(started, call, channel, status)
 
 
 #: Starts ``mcpkit run SERVER`` with mcpkit's client, calls its blocking tool, prints the
