@@ -31,7 +31,7 @@ from mcpkit.exceptions import RequestTimeoutError, RPCError
 from mcpkit.server import RequestContext, StreamableHTTPApp
 
 from ._httpserver import RunningServer, running_server
-from ._mcphttp import JSON_HEADERS, RawSession, call, initialize, request
+from ._mcphttp import JSON_HEADERS, RawSession, call, initialize, notification, request
 from .test_http_server_streams import mcpkit_objects
 
 pytestmark = pytest.mark.anyio
@@ -223,3 +223,43 @@ async def test_repeated_tools_list_of_ref_schemas_keeps_memory_flat() -> None:
                 tracemalloc.stop()
     # 1 KiB per listing would be 500 KB.
     assert left < 128 * 1024, left
+
+
+@pytest.mark.parametrize("outcome", ["dropped", "cancelled"])
+async def test_a_session_without_event_store_keeps_no_stream_of_its_calls(outcome: str) -> None:
+    # Without an event store no event carries an id, so no stream can be resumed: a
+    # POST's stream must go with its response, even when the call outlives it (it was
+    # kept, up to 64 per session, and each held its exchange's objects).
+    started, release = threading.Event(), threading.Event()
+    app = leaky_server(started, release).streamable_http_app(event_store=None)
+
+    def streams() -> int:
+        return sum(len(session.streams) for session in app.sessions.values())
+
+    with running_server(app) as http, anyio.fail_after(LIMIT):
+        url = http.url + "/mcp"
+        async with httpx.AsyncClient() as client:
+            session = RawSession(client, url)
+            await session.open()
+            for rid in range(2, 12):
+                started.clear()
+                release.clear()
+                async with anyio.create_task_group() as group:
+
+                    async def post(rid: int = rid) -> None:
+                        tool = "gated" if outcome == "dropped" else "block"
+                        async with session.stream(call(rid, tool)) as response:
+                            await response.aread()
+
+                    group.start_soon(post)
+                    await anyio.to_thread.run_sync(started.wait, abandon_on_cancel=True)
+                    if outcome == "dropped":
+                        group.cancel_scope.cancel()  # the connection goes mid-call
+                    else:
+                        params = {"requestId": rid, "reason": "no longer needed"}
+                        cancel = notification("notifications/cancelled", params)
+                        assert (await session.post(cancel)).status_code == 202
+                release.set()
+                await until(lambda: settled(http, app))
+                await until(lambda: http.call(streams) == 0)
+            assert (await client.delete(url, headers=session.headers())).status_code == 204

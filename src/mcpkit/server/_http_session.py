@@ -269,16 +269,17 @@ class HttpSession:
         return self.streams.get(stream_id)
 
     async def stream_done(self, stream: SseStream, *, delivered: bool) -> None:
-        """A response carrying ``stream`` ended. A complete stream that cannot be resumed
-        is forgotten; any other is kept for the client to resume, the complete ones within
-        bounds (oldest first), so a client that drops every connection cannot grow the
-        session without limit."""
+        """A response carrying ``stream`` ended. A stream that cannot be resumed is
+        forgotten; a resumable one is kept for the client to resume, the complete ones
+        within bounds (oldest first), so a client that drops every connection cannot grow
+        the session without limit."""
         if stream is self.standalone:
             return
-        if stream.complete and not stream.resumable:
+        if not stream.resumable:
+            # Without an event store no event carries an id, so no client can resume
+            # this stream: once its response ended it is gone, complete or not (a call
+            # still running then answers into nothing, see Exchange.finish).
             self.streams.pop(stream.id, None)
-            if self.store is not None:
-                await self.store.close_stream(self.key, stream.id)
             return
         if delivered and stream.complete and stream.id not in self._delivered:
             self._delivered.append(stream.id)
