@@ -77,6 +77,15 @@ def leaky_server(started: threading.Event, release: threading.Event) -> Server:
         return "released"
 
     @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        """Asks the client for its roots, with a short timeout."""
+        try:
+            await ctx.list_roots(timeout=0.05)
+        except Exception as exc:  # the client never answers: how the ask ended
+            return type(exc).__name__
+        return "answered"
+
+    @server.tool()
     async def shapes(
         points: list[Point], origin: Annotated[Point | None, "where to start"] = None
     ) -> int:
@@ -262,4 +271,29 @@ async def test_a_session_without_event_store_keeps_no_stream_of_its_calls(outcom
                 release.set()
                 await until(lambda: settled(http, app))
                 await until(lambda: http.call(streams) == 0)
+            assert (await client.delete(url, headers=session.headers())).status_code == 204
+
+
+@pytest.mark.parametrize(
+    ("json_response", "ended"),
+    [(False, "RequestTimeoutError"), (True, "MessageNotDelivered")],
+    ids=["sse", "json"],
+)
+async def test_requests_of_the_server_that_go_unanswered_are_released(
+    json_response: bool, ended: str
+) -> None:
+    # The server asks the client (roots/list) and the client never answers: the ask
+    # times out (SSE: it went out on the call's stream) or is refused at once (JSON: no
+    # GET stream to carry it); either way the server's pending table lets go of it.
+    started, release = threading.Event(), threading.Event()
+    app = leaky_server(started, release).streamable_http_app(json_response=json_response)
+    with running_server(app) as http, anyio.fail_after(LIMIT):
+        url = http.url + "/mcp"
+        async with httpx.AsyncClient() as client:
+            session = RawSession(client, url)
+            await session.open(capabilities={"roots": {}})
+            for rid in range(2, 22):
+                answer = await session.call(rid, "tools/call", {"name": "ask", "arguments": {}})
+                assert answer["result"]["content"][0]["text"] == ended
+                await until(lambda: settled(http, app))
             assert (await client.delete(url, headers=session.headers())).status_code == 204
