@@ -381,3 +381,30 @@ def test_oversized_frame_answered_with_parse_error() -> None:
             "message": "Parse error: message exceeds the limit of 1024 bytes",
         },
     }
+
+
+@pytest.mark.parametrize(
+    ("data", "shown"),
+    [
+        (b"some log line from print()", "'some log line from print()'"),
+        (b'{"partial": ', "'{\"partial\": '"),
+        (b"\xff\xfeA", "'\ufffd\ufffdA'"),  # invalid UTF-8: replaced, never raised
+        (b"x" * 500, repr("x" * 60)[:-1]),  # cut: the start identifies it
+        (b"\x1b[31mred\r\nforged", "'\\x1b[31mred\\r\\nforged'"),  # escaped: one log line
+    ],
+)
+def test_unparsable_message_is_logged_with_its_start_and_answered_without(
+    data: bytes, shown: str
+) -> None:
+    event = Connection().receive_message(data)
+    assert isinstance(event, MessageRejected)
+    assert event.reason.startswith("Parse error: ")
+    assert f"; the message began {shown}" in event.reason
+    assert "\n" not in event.reason
+    assert "\r" not in event.reason
+    # The answer to the peer is the plain parse error, without its own bytes.
+    assert event.reply is not None
+    reply = json.loads(event.reply)
+    assert reply["id"] is None
+    assert reply["error"]["code"] == -32700
+    assert "began" not in reply["error"]["message"]

@@ -47,6 +47,8 @@ __all__: list[str] = []
 
 
 _RECENT: Final = 256  # finished ids remembered to tell "late" from "unknown" in the log
+#: How many characters of an unparsable message the log line about it shows.
+_EXCERPT: Final = 60
 
 
 class _PeekMeta(msgspec.Struct, rename="camel"):
@@ -200,9 +202,16 @@ class Receiving:
             if answered is not None:
                 return self._unreadable_answer(answered, failure.error.message)
         reply = None
+        message = failure.error.message
         if failure.reply:
-            reply = encode_error(failure.id, failure.error.code, failure.error.message)
-        return MessageRejected(reply, failure.error.message)
+            reply = encode_error(failure.id, failure.error.code, message)
+        if failure.error.code == ErrorCode.PARSE_ERROR and data:
+            # For the log only (the reply says what the peer sent wrong): a line that is
+            # not JSON is usually a program writing to the stream (a print() on a stdio
+            # server's stdout), and its first characters tell which.
+            head = data[:_EXCERPT].decode("utf-8", "replace")
+            message = f"{message}; the message began {peer_text(head, _EXCERPT)}"
+        return MessageRejected(reply, message)
 
     def _unreadable_answer(self, rid: RequestId, reason: str) -> ResponseInvalid:
         """The answer to our request ``rid`` cannot be read (invalid UTF-8, too deep, too
