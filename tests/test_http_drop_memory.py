@@ -16,8 +16,8 @@ import pytest
 
 from ._http_testserver import GATES, build_server
 from ._httpserver import running_server
+from ._leakcheck import mcpkit_objects
 from ._mcphttp import RawSession, call, events
-from .test_http_server_streams import mcpkit_objects
 
 pytestmark = pytest.mark.anyio
 

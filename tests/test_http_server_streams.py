@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import json
 import tracemalloc
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 
 from ._http_testserver import GATES, build_server
 from ._httpserver import RunningServer, running_server
+from ._leakcheck import mcpkit_objects
 from ._mcphttp import JSON_HEADERS, RawSession, call, events, initialize, messages_of, request
 
 pytestmark = pytest.mark.anyio
@@ -295,16 +295,6 @@ async def test_sampling_on_the_post_stream(http: RunningServer) -> None:
 
 
 # -- lifetimes and memory ---------------------------------------------------------------------
-
-
-def mcpkit_objects() -> Counter[str]:
-    """How many objects of each mcpkit class are alive."""
-    gc.collect()
-    return Counter(
-        type(o).__qualname__
-        for o in gc.get_objects()
-        if str(getattr(type(o), "__module__", "")).startswith("mcpkit.")
-    )
 
 
 async def test_thousand_abandoned_sessions_are_reclaimed() -> None:

@@ -31,8 +31,8 @@ from mcpkit.exceptions import RequestTimeoutError, RPCError
 from mcpkit.server import RequestContext, StreamableHTTPApp
 
 from ._httpserver import RunningServer, running_server
+from ._leakcheck import mcpkit_objects
 from ._mcphttp import JSON_HEADERS, RawSession, call, initialize, notification, request
-from .test_http_server_streams import mcpkit_objects
 
 pytestmark = pytest.mark.anyio
 
