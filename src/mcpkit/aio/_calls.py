@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+import msgspec
 from msgspec import Raw
 
 from ..types import ProgressNotificationParams, ProgressToken, RequestId
@@ -37,9 +38,11 @@ logger = logging.getLogger("mcpkit.aio")
 ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
 
 
-@dataclass(slots=True, eq=False)
-class InboundRequest:
+class InboundRequest(msgspec.Struct, eq=False):
     """A request from the peer, as given to the request handler."""
+
+    # (A struct, not a dataclass: one is made per request, and a struct is made in less
+    # than half the time; eq=False: identity, as for any object.)
 
     id: RequestId
     method: str

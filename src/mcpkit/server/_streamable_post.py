@@ -8,6 +8,7 @@ remembered, so that a client's later POSTs skip them."""
 from __future__ import annotations
 
 import asyncio
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio.abc
@@ -183,7 +184,8 @@ class PostRoutes(SessionRoutes):
             await handle_message(app, session, body, receive, send, cors, version=version)
         finally:
             session.connections -= 1
-            session.touch()
+            # (HttpSession.touch, inlined: a call less on every POST's path)
+            session.last_active = monotonic()
 
     async def _maybe_modern(
         self, receive: Receive, send: Send, headers: Headers, cors: list[Any]
