@@ -397,6 +397,18 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
             "HTTP 503: overloaded (JSON-RPC code -32000)",
         ),
         (reply(202, b"", content_type=None), MessageNotDelivered, 202, "202"),
+        (  # never followed (the session and credentials would go along): it is named
+            reply(307, b"", content_type=None, headers=[("location", "/mcp/")]),
+            MessageNotDelivered,
+            307,
+            "HTTP 307: a redirect to 'http://127.0.0.1:",
+        ),
+        (
+            reply(308, b"moved", content_type="text/plain", headers=[("location", "https://x/")]),
+            MessageNotDelivered,
+            308,
+            "HTTP 308: a redirect to 'https://x/'; mcpkit does not follow redirects",
+        ),
         (
             reply(200, b"<html>hi</html>", content_type="text/html"),
             RemoteProtocolError,
@@ -422,6 +434,8 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
         "500-html",
         "503-jsonrpc-error",
         "202",
+        "307-relative",
+        "308-absolute",
         "200-html",
         "invalid-json",
         "json-array",

@@ -603,6 +603,29 @@ async def test_a_refusal_s_text_becomes_one_short_line() -> None:
     assert len(text) < 400, text
 
 
+async def test_a_redirected_sse_stream_is_not_followed_and_names_its_target() -> None:
+    # Following it would send the messages (and credentials) wherever it points; the
+    # refusal says where, so the user can connect there (Starlette's /sse -> /sse/).
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"location", b"/sse/")]
+        await send({"type": "http.response.start", "status": 307, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+    with (
+        running_server(app) as server,
+        anyio.fail_after(LIMIT),
+        pytest.raises(TransportError) as refused,
+    ):
+        async with SSETransport(server.url + "/sse").connect():
+            pass
+    assert refused.value.status == 307
+    assert f"HTTP 307 (a redirect to '{server.url}/sse/'; mcpkit does not follow" in str(
+        refused.value
+    )
+
+
 async def test_client_against_a_closed_port() -> None:
     with running_server(scripted_sse(b"")) as server:
         url = server.url + "/sse"

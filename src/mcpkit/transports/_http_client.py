@@ -38,6 +38,7 @@ from ._http_client_messages import (
     classify,
     describe_failure,
     describe_http_error,
+    redirect_note,
 )
 from ._http_client_modern import modern_headers
 from ._http_client_streams import (
@@ -352,4 +353,5 @@ class StreamableHTTPChannel(Exchanges):
                 f"cannot deliver the message to {self._t.url}: {describe_http_error(exc)}"
             ) from exc
         content_type = response.headers.get("content-type")
-        raise MessageNotDelivered(describe_failure(status, content_type, body), status=status)
+        note = redirect_note(response)
+        raise MessageNotDelivered(describe_failure(status, content_type, body, note), status=status)

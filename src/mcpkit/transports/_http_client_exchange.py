@@ -30,6 +30,7 @@ from ._http_client_messages import (
     is_response,
     negotiated_version,
     peek_incoming,
+    redirect_note,
 )
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
@@ -165,7 +166,8 @@ class Exchanges:
                     if error_answer_id(body) in pending:
                         await self._deliver(body, pending)
                     return MessageNotDelivered(
-                        describe_failure(status, content_type, body), status=status
+                        describe_failure(status, content_type, body, redirect_note(response)),
+                        status=status,
                     )
                 kind = media_type(content_type)
                 if kind == _JSON:

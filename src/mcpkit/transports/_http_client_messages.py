@@ -6,7 +6,7 @@ and one-line explanations of a refused POST. No I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -14,13 +14,17 @@ from msgspec import UNSET, Raw, UnsetType
 from ..exceptions import LocalProtocolError, RemoteProtocolError
 from ..protocol import media_type
 from ..types import RequestId
-from ..types._echo import one_line
+from ..types._echo import one_line, peer_text
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "Outgoing",
     "check_url",
     "classify",
     "describe_failure",
+    "redirect_note",
     "describe_http_error",
     "error_answer_id",
     "is_response",
@@ -153,11 +157,21 @@ def error_answer_id(body: bytes) -> RequestId | None:
     return parsed.id
 
 
-def describe_failure(status: int, content_type: str | None, body: bytes) -> str:
+def describe_failure(
+    status: int, content_type: str | None, body: bytes, redirect: str | None = None
+) -> str:
     """One line saying why the server refused a message: the JSON-RPC error it sent, else
     the content type and a short excerpt of the body. Either is the server's text: its
     whitespace (line breaks) is collapsed and it is cut to a short excerpt, so a server
-    cannot put pages or forged log lines into the client's errors."""
+    cannot put pages or forged log lines into the client's errors.
+
+    A redirect (``redirect``: :func:`redirect_note`'s) names where it points: mcpkit
+    never follows one (the session id and credentials would go wherever it points, and
+    a POST's body is not resent the same way by every status), so the way out is to
+    connect to that URL. An app mounted at ``/mcp`` under Starlette answers a POST to
+    ``/mcp`` with a 307 to ``/mcp/``, for one."""
+    if redirect is not None:
+        return f"HTTP {status}: {redirect}"
     try:
         error = _ERROR_BODY.decode(body).error
     except msgspec.DecodeError:
@@ -170,6 +184,23 @@ def describe_failure(status: int, content_type: str | None, body: bytes) -> str:
         return f"HTTP {status} ({kind}, empty body)"
     more = "..." if len(body) > _EXCERPT else ""
     return f"HTTP {status} ({kind}): {excerpt}{more}"
+
+
+def redirect_note(response: httpx.Response) -> str | None:
+    """For a redirect, what to say of it: where it points (its ``Location``, made
+    absolute against the request's URL, echoed safely) and what to do; ``None`` for any
+    other response. (See :func:`describe_failure` for why no redirect is followed.)"""
+    location: str | None = response.headers.get("location")
+    if location is None or not 300 <= response.status_code < 400:
+        return None
+    try:
+        target = str(response.url.join(location))
+    except Exception:  # (httpx.InvalidURL, ValueError) the server's own text, shown as is
+        target = location
+    return (
+        f"a redirect to {peer_text(target)}; mcpkit does not follow redirects: "
+        "connect to that URL instead"
+    )
 
 
 def describe_http_error(exc: Exception) -> str:

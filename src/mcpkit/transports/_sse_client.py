@@ -27,7 +27,7 @@ from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
 from ..types._echo import peer_text
-from ._http_client_messages import check_url, describe_http_error, one_line
+from ._http_client_messages import check_url, describe_http_error, one_line, redirect_note
 from ._http_client_streams import iterate_body
 
 if TYPE_CHECKING:
@@ -179,7 +179,8 @@ class SSEChannel:
         # is what keeps messages (and credentials) from being sent elsewhere.
         self._response = response = await client.send(request, stream=True, follow_redirects=False)
         if response.status_code != 200:
-            excerpt = await _excerpt(response)
+            note = redirect_note(response)
+            excerpt = await _excerpt(response) if note is None else f"({note})"
             raise TransportError(
                 f"the server refused the SSE stream at {self._t.url}: HTTP "
                 f"{response.status_code} {excerpt}".rstrip(),
