@@ -578,17 +578,16 @@ async def test_client_stream_rules() -> None:
             assert refused.value.status == 404
 
 
-async def test_a_refusal_s_text_becomes_one_short_line() -> None:
-    # The server's words go into the caller's exception (and logs): one line, a bounded
-    # excerpt and no control characters, whatever it sent.
-    page = b"<h1>\r\nforged\nERROR x: y\x1b[2J</h1>" + b"z" * 5000
+async def _refusal(
+    status: int, headers: list[tuple[bytes, bytes]], body: bytes
+) -> tuple[TransportError, str]:
+    """How the SSE client refuses a server that answers its GET so; and the server's URL."""
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        headers = [(b"content-type", b"text/html")]
-        await send({"type": "http.response.start", "status": 500, "headers": headers})
-        await send({"type": "http.response.body", "body": page})
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     with (
         running_server(app) as server,
@@ -597,7 +596,15 @@ async def test_a_refusal_s_text_becomes_one_short_line() -> None:
     ):
         async with SSETransport(server.url + "/sse").connect():
             pass
-    text = str(refused.value)
+    return refused.value, server.url
+
+
+async def test_a_refusal_s_text_becomes_one_short_line() -> None:
+    # The server's words go into the caller's exception (and logs): one line, a bounded
+    # excerpt and no control characters, whatever it sent.
+    page = b"<h1>\r\nforged\nERROR x: y\x1b[2J</h1>" + b"z" * 5000
+    refused, _ = await _refusal(500, [(b"content-type", b"text/html")], page)
+    text = str(refused)
     assert "HTTP 500 (<h1> forged ERROR x: y [2J</h1>zzz" in text, text
     assert text.isprintable(), text
     assert len(text) < 400, text
@@ -606,24 +613,9 @@ async def test_a_refusal_s_text_becomes_one_short_line() -> None:
 async def test_a_redirected_sse_stream_is_not_followed_and_names_its_target() -> None:
     # Following it would send the messages (and credentials) wherever it points; the
     # refusal says where, so the user can connect there (Starlette's /sse -> /sse/).
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        headers = [(b"location", b"/sse/")]
-        await send({"type": "http.response.start", "status": 307, "headers": headers})
-        await send({"type": "http.response.body", "body": b""})
-
-    with (
-        running_server(app) as server,
-        anyio.fail_after(LIMIT),
-        pytest.raises(TransportError) as refused,
-    ):
-        async with SSETransport(server.url + "/sse").connect():
-            pass
-    assert refused.value.status == 307
-    assert f"HTTP 307 (a redirect to '{server.url}/sse/'; mcpkit does not follow" in str(
-        refused.value
-    )
+    refused, url = await _refusal(307, [(b"location", b"/sse/")], b"")
+    assert refused.status == 307
+    assert f"HTTP 307 (a redirect to '{url}/sse/'; mcpkit does not follow" in str(refused)
 
 
 async def test_client_against_a_closed_port() -> None:
