@@ -24,13 +24,13 @@ __all__ = [
     "check_url",
     "classify",
     "describe_failure",
-    "redirect_note",
     "describe_http_error",
     "error_answer_id",
     "is_response",
     "negotiated_version",
     "one_line",
     "peek_incoming",
+    "redirect_note",
 ]
 
 _EXCERPT: Final = 200
