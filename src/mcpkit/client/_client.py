@@ -360,7 +360,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         if self._endpoint is None or self._limiter is None:
             raise LocalProtocolError("the client is not connected; use `async with Client(...)`")
         if self._endpoint.closed:  # (before a cached 2026 result could answer)
-            raise ConnectionClosedError("the connection closed")
+            raise await self._closed_error()
         started = time.monotonic()  # (cheaper than the loop's clock on every request)
         keep: Callable[[], None] | None = None
         if self._modern is not None:

@@ -76,6 +76,11 @@ class SlotSending:
             self._limiter.release()
         return bytes(raw)
 
+    async def _closed_error(self) -> ConnectionClosedError:
+        """The error of a call made after the connection ended, saying why if known."""
+        closed = ConnectionClosedError("the connection closed")
+        return await self._explained(closed) or closed
+
     async def _explained(self, exc: ConnectionClosedError) -> ConnectionClosedError | None:
         """The connection ended under a call: say why when the transport can tell (a
         server subprocess that died: its exit status and the end of its stderr), as

@@ -28,7 +28,7 @@ from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportErro
 from ..protocol import SSEEvent, SSEParser
 from ..types._echo import peer_text
 from ._http_client_messages import check_url, describe_http_error, one_line, redirect_note
-from ._http_client_streams import iterate_body
+from ._http_client_streams import iterate_body, read_body
 
 if TYPE_CHECKING:
     import httpx
@@ -134,6 +134,7 @@ class SSEChannel:
         self._reader_done = anyio.Event()
         self._reading = False
         self._closed = False
+        self._why: str | None = None  # (see exit_reason)
 
     def connect(self) -> contextlib.AbstractAsyncContextManager[SSEChannel]:
         """Act as a transport: an unopened channel opens itself."""
@@ -217,6 +218,7 @@ class SSEChannel:
                     raise RemoteProtocolError(parser.error)
             except RemoteProtocolError as exc:  # an event over the limit: unparsable now
                 logger.error("SSE stream from %s abandoned: %s", self._t.url, exc)
+                self._why = f"the client abandoned the SSE stream: {exc}"
                 return True
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return True  # the channel was closed while a message was handed over
@@ -226,13 +228,15 @@ class SSEChannel:
             if not await iterate_body(response, consume):
                 parser.close()
                 logger.debug("the server ended the SSE stream")
+                self._why = "the server ended the SSE stream"
         except (httpx.HTTPError, httpx.StreamError) as exc:
             logger.debug("SSE stream from %s broke: %s", self._t.url, exc)
-        except Exception:
-            # Anything else is a bug (ours or a library's): the stream ends as if broken,
-            # so pending calls fail promptly instead of the error tearing down the
-            # caller's task group from a background task.
+            self._why = f"the SSE stream broke: {describe_http_error(exc)}"
+        except Exception as exc:
+            # Anything else is a bug (ours or a library's): the stream ends as if broken, so
+            # pending calls fail promptly (not the caller's task group, from a background task).
             logger.exception("SSE stream from %s failed unexpectedly", self._t.url)
+            self._why = f"the SSE stream failed unexpectedly: {exc!r}"
         finally:
             self._in_send.close()  # the session's receive sees the end of the stream
             if not self._ready.is_set():
@@ -296,6 +300,10 @@ class SSEChannel:
                 f"{self._t.url} (scheme, host and port must match)"
             )
         return str(target)
+
+    async def exit_reason(self) -> str | None:
+        """Why the stream ended, for the calls it cut short (``None``: open, or closed by us)."""
+        return self._why
 
     # -- the channel -----------------------------------------------------------------------
 
@@ -383,16 +391,10 @@ async def _excerpt(response: httpx.Response) -> str:
     """The start of an error response's body, for a message (never the whole body)."""
     import httpx
 
-    data = bytearray()
-
-    async def consume(chunk: bytes) -> bool:
-        data.extend(chunk)
-        return len(data) >= _ERROR_EXCERPT
-
     try:
-        await iterate_body(response, consume)
+        data = await read_body(response, _ERROR_EXCERPT, truncate=True)
     except (httpx.HTTPError, httpx.StreamError):
-        pass
+        data = b""
     # (one line, no control characters: the server's words go into exceptions and logs)
-    text = one_line(bytes(data[:_ERROR_EXCERPT]).decode("utf-8", "replace"), _ERROR_EXCERPT)
+    text = one_line(data.decode("utf-8", "replace"), _ERROR_EXCERPT)
     return f"({text})" if text else ""

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from ..exceptions import TransportError
+from ..types._echo import one_line
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection as AsyncioConnection
+    from websockets.exceptions import ConnectionClosed
     from websockets.trio.client import ClientConnection as TrioConnection
 
 __all__ = ["WebSocketChannel", "WebSocketTransport"]
@@ -30,6 +32,7 @@ logger = logging.getLogger("mcpkit.transports.ws")
 #: The WebSocket subprotocol of mcpkit's binding.
 SUBPROTOCOL: Final = "mcp"
 _UNSUPPORTED_DATA: Final = 1003
+_MESSAGE_TOO_BIG: Final = 1009
 
 
 def _require_websockets() -> None:
@@ -126,6 +129,8 @@ class WebSocketChannel:
         self.connection: AsyncioConnection | TrioConnection | None = None
         self._lock = anyio.Lock()
         self._closed = False
+        #: Why the connection ended, when the server ended it or broke the binding.
+        self._why: str | None = None
 
     def connect(self) -> contextlib.AbstractAsyncContextManager[WebSocketChannel]:
         """Act as a transport: an unopened channel opens itself."""
@@ -205,13 +210,36 @@ class WebSocketChannel:
                 logger.warning("the server closed the WebSocket: %s", exc)
             elif exc.sent is not None and exc.sent.code not in (1000, 1001):
                 logger.warning("closed the WebSocket: %s", exc)
+            if not self._closed:
+                self._why = self._why or self._closed_why(exc)
             raise anyio.EndOfStream from None
         if isinstance(data, str):
             return data.encode()
         # One JSON-RPC message per *text* frame: a binary frame breaks the binding.
         logger.warning("the server sent a binary frame: closing the connection (1003)")
+        self._why = "the server sent a binary frame (MCP messages are text frames); closed (1003)"
         await self._close(_UNSUPPORTED_DATA, "MCP messages are text frames")
         raise anyio.EndOfStream
+
+    def _closed_why(self, exc: ConnectionClosed) -> str:
+        """Why the connection ended, in a few words (the server's close reason is its own
+        text: one short line)."""
+        if exc.sent is not None and exc.sent.code == _MESSAGE_TOO_BIG:
+            return (
+                f"a message from the server exceeded max_message_bytes "
+                f"({self._t.max_message_bytes}); closed (1009)"
+            )
+        if exc.rcvd is not None:
+            reason = one_line(exc.rcvd.reason, 200)
+            said = f"{exc.rcvd.code}: {reason}" if reason else str(exc.rcvd.code)
+            return f"the server closed the WebSocket ({said})"
+        return "the WebSocket connection was lost without a closing handshake (1006)"
+
+    async def exit_reason(self) -> str | None:
+        """Why the connection ended, for the error of the calls it cut short: the server's
+        close code and reason, or what the server sent that broke the binding; ``None``
+        while it is open or when the client closed it."""
+        return self._why
 
     async def send(self, message: bytes) -> None:
         """Send one message as a text frame.
@@ -244,9 +272,15 @@ class WebSocketChannel:
                         len(message),
                         self._t.send_timeout,
                     )
+                    self._why = (
+                        f"a message was not written within send_timeout "
+                        f"({self._t.send_timeout:g} s); closed (1011)"
+                    )
                     await self._close(1011, "send timed out")
                     raise anyio.BrokenResourceError
-        except ConnectionClosed:
+        except ConnectionClosed as exc:
+            if not self._closed:
+                self._why = self._why or self._closed_why(exc)
             raise anyio.BrokenResourceError from None
 
     async def _close(self, code: int, reason: str) -> None:
