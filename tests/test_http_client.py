@@ -585,6 +585,19 @@ async def test_resume_with_last_event_id_honours_retry(peer: tuple[FakeMCPServer
     assert resume.at - fake.marks["dropped"] >= 0.010
 
 
+async def test_a_huge_retry_is_capped_by_reconnect_max(peer: tuple[FakeMCPServer, str]) -> None:
+    # retry: 10**15 ms (30,000 years): the resumption waits reconnect_max (50 ms) instead.
+    fake, url = peer
+    fake.script("tools/list", stream(sse(event_id="e-1", retry=10**15), end="drop"))
+    fake.script("GET", stream(sse(rpc_result(1, {"tools": []}), event_id="e-2")))
+    with anyio.fail_after(LIMIT):
+        async with transport(url).connect() as channel:
+            await channel.send(INITIALIZE)
+            await channel.receive()
+            await channel.send(request(1, "tools/list"))
+            assert await channel.receive() == rpc_result(1, {"tools": []})
+
+
 async def test_an_answer_cut_off_mid_event_is_resumed_from_the_event_before(
     peer: tuple[FakeMCPServer, str],
 ) -> None:
