@@ -417,7 +417,20 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
         ),
         (reply(200, b'{"jsonrpc": "2.0", "id": 1, '), RemoteProtocolError, None, "invalid"),
         (reply(200, batch), RemoteProtocolError, None, "array"),
-        (reply(200, rpc_result(99, {})), RemoteProtocolError, None, "did not answer"),
+        (
+            reply(200, rpc_result(99, {})),
+            RemoteProtocolError,
+            None,
+            "did not answer the request; instead it sent a response for id 99",
+        ),
+        (
+            reply(200, rpc_error(None, -32600, "no\nsuch request")),
+            RemoteProtocolError,
+            None,
+            "instead it sent an error for id null: no such request (JSON-RPC code -32600)",
+        ),
+        (reply(200, b""), RemoteProtocolError, None, "invalid JSON-RPC message"),
+        (reply(204, b"", content_type=None), RemoteProtocolError, None, "(HTTP 204)"),
         (reply(200, answer({"x": "y" * 2000})), RemoteProtocolError, None, "max_response_bytes"),
         (stream(lambda ex: sse(b"x" * 2000)), RemoteProtocolError, None, "max_event_bytes"),
         (stream(sse(b"{not json")), RemoteProtocolError, None, "invalid"),
@@ -429,6 +442,12 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
             "no event id",
         ),
         (stream(), MessageNotDelivered, None, "no event id"),
+        (
+            stream(sse(rpc_result(99, {}))),
+            MessageNotDelivered,
+            None,
+            "the stream ended; instead it sent a response for id 99",
+        ),
     ],
     ids=[
         "500-html",
@@ -440,12 +459,16 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
         "invalid-json",
         "json-array",
         "wrong-id",
+        "error-without-id",
+        "200-empty-body",
+        "204",
         "body-too-large",
         "event-too-large",
         "event-invalid-json",
         "event-array",
         "dropped-without-id",
         "ended-without-answer",
+        "sse-wrong-id",
     ],
 )
 async def test_request_failures_are_prompt(
@@ -576,6 +599,19 @@ async def test_resume_with_last_event_id_honours_retry(peer: tuple[FakeMCPServer
     assert resume.at - fake.marks["dropped"] >= 0.010
 
 
+async def test_a_huge_retry_is_capped_by_reconnect_max(peer: tuple[FakeMCPServer, str]) -> None:
+    # retry: 10**15 ms (30,000 years): the resumption waits reconnect_max (50 ms) instead.
+    fake, url = peer
+    fake.script("tools/list", stream(sse(event_id="e-1", retry=10**15), end="drop"))
+    fake.script("GET", stream(sse(rpc_result(1, {"tools": []}), event_id="e-2")))
+    with anyio.fail_after(LIMIT):
+        async with transport(url).connect() as channel:
+            await channel.send(INITIALIZE)
+            await channel.receive()
+            await channel.send(request(1, "tools/list"))
+            assert await channel.receive() == rpc_result(1, {"tools": []})
+
+
 async def test_an_answer_cut_off_mid_event_is_resumed_from_the_event_before(
     peer: tuple[FakeMCPServer, str],
 ) -> None:
@@ -703,9 +739,33 @@ async def test_standalone_stream_refused_resumption_reopens_fresh(
     assert [g.headers.get("last-event-id") for g in gets] == [None, "g1", None]
 
 
-async def test_cancelled_request_closes_its_stream(peer: tuple[FakeMCPServer, str]) -> None:
+async def keep_alive(ex: Exchange) -> None:
+    """An SSE stream of keep-alive comments, every 10 ms, until the client leaves."""
+    await ex.start(200, "text/event-stream")
+    async with anyio.create_task_group() as group:
+
+        async def comment() -> None:
+            while True:
+                await ex.body(b": keep-alive\n\n", more=True)
+                await anyio.sleep(0.01)
+
+        group.start_soon(comment)
+        await ex.wait_disconnect()
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    "answer_stream",
+    [stream(sse(event_id="1"), end="hold"), keep_alive],
+    ids=["silent", "keep-alive-comments"],
+)
+async def test_cancelled_request_closes_its_stream(
+    peer: tuple[FakeMCPServer, str], answer_stream: Any
+) -> None:
+    # A stream that stays open (silent, or busy with comments that never carry an answer):
+    # the call's timeout still ends it, and the server is told.
     fake, url = peer
-    fake.script("tools/list", stream(sse(event_id="1"), end="hold"))
+    fake.script("tools/list", answer_stream)
     with anyio.fail_after(LIMIT):
         async with Client(transport(url)) as client:
             with pytest.raises(RequestTimeoutError):

@@ -150,6 +150,23 @@ async def test_after_a_404_on_the_get_stream_messages_fail_as_expired_until_a_ne
     assert last.headers["mcp-session-id"] == SESSION_ID
 
 
+async def test_a_server_that_forgets_every_session_is_not_renewed_in_a_loop(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    """Every request after initialize meets 404: each call starts one new session, then
+    fails with SessionExpiredError (it does not renew again and again)."""
+    fake, url = peer
+    fake.script("ping", *[reply(404, b"", content_type=None)] * 4)
+    with anyio.fail_after(LIMIT):
+        async with Client(transport(url), era="handshake") as client:
+            # (the second call's first try does not go out: the session is known lost)
+            for calls, pings in ((1, 2), (2, 3)):
+                with pytest.raises(SessionExpiredError):
+                    await client.ping()
+                assert len(fake.requests("POST", "initialize")) == 1 + calls
+                assert len(fake.requests("POST", "ping")) == pings
+
+
 # -- against mcpkit's own server -----------------------------------------------------------
 
 

@@ -496,6 +496,19 @@ async def test_client_refuses_an_endpoint_on_another_origin(endpoint: str) -> No
                 pass
 
 
+async def test_client_keeps_the_first_endpoint() -> None:
+    # A second endpoint event (here: to another origin) is ignored; the stream goes on.
+    body = (
+        encode_event(b"/messages?session_id=a", event="endpoint")
+        + encode_event(b"http://evil.example.com/messages", event="endpoint")
+        + encode_event(b'{"jsonrpc":"2.0","method":"x/y"}')
+    )
+    with running_server(scripted_sse(body)) as server, anyio.fail_after(LIMIT):
+        async with SSETransport(server.url + "/sse").connect() as channel:
+            assert await channel.receive() == b'{"jsonrpc":"2.0","method":"x/y"}'
+            assert channel.endpoint_url == server.url + "/messages?session_id=a"
+
+
 @pytest.mark.parametrize("endpoint", ["http://xn--/m", "http://[zz]/m", "http://a\u00adb/m"])
 async def test_client_refuses_a_malformed_endpoint(endpoint: str) -> None:
     # (an invalid IDNA host came out as a bare idna error in an exception group)

@@ -24,6 +24,7 @@ from ..types import V2025_03_26, RequestId
 from ..types._echo import peer_text
 from ._http_client_messages import (
     Outgoing,
+    Unanswered,
     describe_failure,
     describe_http_error,
     error_answer_id,
@@ -31,6 +32,7 @@ from ._http_client_messages import (
     negotiated_version,
     peek_incoming,
     redirect_note,
+    stray_response,
 )
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
@@ -100,7 +102,7 @@ class Exchanges:
     async def _call(
         self, message: bytes, out: Outgoing, headers: httpx.Headers, scope: anyio.CancelScope
     ) -> None:
-        pending = set(out.request_ids)
+        pending = Unanswered(out.request_ids)
         error: Exception | None = None
         try:
             with scope:
@@ -110,7 +112,9 @@ class Exchanges:
                     logger.exception("the POST of a request failed unexpectedly")
                     error = MessageNotDelivered(f"the request failed: {exc!r}")
                 if pending:
-                    error = error or RemoteProtocolError("the server did not answer the request")
+                    error = error or RemoteProtocolError(
+                        pending.explain("the server did not answer the request")
+                    )
                     for rid in out.request_ids:
                         if rid in pending:
                             self._initialize_ids.discard(rid)
@@ -122,7 +126,7 @@ class Exchanges:
                     del self._calls[rid]
 
     async def _exchange(
-        self, message: bytes, headers: httpx.Headers, pending: set[RequestId], out: Outgoing
+        self, message: bytes, headers: httpx.Headers, pending: Unanswered, out: Outgoing
     ) -> Exception | None:
         """POST a request and deliver its answer; the error that fails what is still
         pending, or ``None``."""
@@ -189,31 +193,38 @@ class Exchanges:
         if not pending:
             return None
         why = describe_http_error(broken) if broken is not None else "the stream ended"
+        why = pending.explain(why)
         try:
             return await self._resumer().resume(parser, pending, self._deliver_for(pending), why)
         except RemoteProtocolError as exc:
             return exc
 
-    def _deliver_for(self, pending: set[RequestId]) -> _Deliver:
+    def _deliver_for(self, pending: Unanswered) -> _Deliver:
         async def deliver(data: bytes) -> bool:
             await self._deliver(data, pending)
             return not pending  # answered: stop reading (the server should end the stream)
 
         return deliver
 
-    async def _deliver(self, data: bytes, pending: set[RequestId] | None) -> None:
-        """Queue one message after checking it, noting the answers in ``pending`` and the
-        version chosen by an ``initialize`` response.
+    async def _deliver(self, data: bytes, pending: Unanswered | None) -> None:
+        """Queue one message after checking it, noting the answers (and responses that
+        answer none of its requests) in ``pending`` and the version chosen by an
+        ``initialize`` response.
 
         Raises:
             RemoteProtocolError: ``data`` is not a JSON-RPC message (or allowed batch).
         """
         peeks = peek_incoming(data, allow_batch=self.protocol_version == V2025_03_26)
         for peek in peeks:
-            if not is_response(peek) or not isinstance(peek.id, (int, str)):
+            if not is_response(peek):
                 continue
             if pending is not None:
-                pending.discard(peek.id)
+                if peek.id in pending:
+                    pending.discard(peek.id)
+                else:
+                    pending.stray = stray_response(peek)
+            if not isinstance(peek.id, (int, str)):
+                continue
             if peek.id in self._initialize_ids:
                 self._initialize_ids.discard(peek.id)
                 self.protocol_version = negotiated_version(peek)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Outgoing",
+    "Unanswered",
     "check_url",
     "classify",
     "describe_failure",
@@ -31,6 +32,7 @@ __all__ = [
     "one_line",
     "peek_incoming",
     "redirect_note",
+    "stray_response",
 ]
 
 _EXCERPT: Final = 200
@@ -69,6 +71,7 @@ class _InitResult(msgspec.Struct, rename="camel"):
 
 _PEEK: Final = msgspec.json.Decoder(_Peek | list[_Peek])
 _ERROR_BODY: Final = msgspec.json.Decoder(_ErrorBody)
+_ERROR_OBJECT: Final = msgspec.json.Decoder(_ErrorObject)
 _CANCEL: Final = msgspec.json.Decoder(_Cancel)
 _INIT_RESULT: Final = msgspec.json.Decoder(_InitResult)
 
@@ -109,6 +112,34 @@ def classify(message: bytes) -> Outgoing:
                 except msgspec.DecodeError:
                     pass
     return Outgoing(tuple(ids), tuple(methods), initialize_id, cancelled_id)
+
+
+class Unanswered(set[RequestId]):
+    """The ids of a POST's requests not yet answered; ``stray`` describes the last response
+    on its stream that answered none of them, for the error that then fails them (a server
+    that refused the request with an error whose ``id`` is null, JSON-RPC 2.0 section 5,
+    has its message shown instead of "no answer")."""
+
+    stray: str | None = None
+
+    def explain(self, text: str) -> str:
+        """``text``, followed by what the server sent instead of an answer, if anything."""
+        return text if self.stray is None else f"{text}; instead it sent {self.stray}"
+
+
+def stray_response(peek: _Peek) -> str:
+    """A response that answers none of a POST's requests, described for an error message
+    (the server's words in one short line)."""
+    rid = "null" if peek.id is None else "(none)" if peek.id is UNSET else peer_text(peek.id)
+    if isinstance(peek.error, Raw):
+        try:
+            error = _ERROR_OBJECT.decode(peek.error)
+        except msgspec.DecodeError:
+            pass
+        else:
+            what = f"{one_line(error.message)} (JSON-RPC code {error.code})"
+            return f"an error for id {rid}: {what}"
+    return f"a response for id {rid}"
 
 
 def peek_incoming(data: bytes, *, allow_batch: bool) -> list[_Peek]:
