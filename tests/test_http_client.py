@@ -44,6 +44,7 @@ from mcpkit.types import (
 from ._fake_mcp_http import (
     SESSION_ID,
     VERSION,
+    DropConnection,
     Exchange,
     FakeMCPServer,
     answer,
@@ -377,6 +378,13 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
 # --------------------------------------------------------------------------- failures
 
 
+async def cut_json(ex: Exchange) -> None:
+    """A JSON answer whose connection breaks in the middle of its body."""
+    await ex.start(200, "application/json")
+    await ex.body(b'{"jsonrpc": "2.0", "id": ', more=True)
+    raise DropConnection
+
+
 @pytest.mark.parametrize(
     ("handler", "error_type", "status", "text"),
     [
@@ -419,6 +427,7 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
         ),
         (reply(200, b""), RemoteProtocolError, None, "invalid JSON-RPC message"),
         (reply(204, b"", content_type=None), RemoteProtocolError, None, "(HTTP 204)"),
+        (cut_json, MessageNotDelivered, None, "peer closed connection"),
         (reply(200, answer({"x": "y" * 2000})), RemoteProtocolError, None, "max_response_bytes"),
         (stream(lambda ex: sse(b"x" * 2000)), RemoteProtocolError, None, "max_event_bytes"),
         (stream(sse(b"{not json")), RemoteProtocolError, None, "invalid"),
@@ -448,6 +457,7 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
         "error-without-id",
         "200-empty-body",
         "204",
+        "json-cut-mid-body",
         "body-too-large",
         "event-too-large",
         "event-invalid-json",
