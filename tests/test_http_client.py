@@ -8,6 +8,7 @@ each fault deterministically. MCP ``basic/transports.mdx`` "Streamable HTTP".
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -485,6 +486,56 @@ async def test_request_failures_are_prompt(
             if isinstance(info.value, MessageNotDelivered):
                 assert info.value.status == status
             await client.ping()  # the failure was this request's, not the channel's
+
+
+def answered(ex: Exchange) -> bytes:
+    return sse(rpc_result(ex.seen.rpc_id, {}))
+
+
+@pytest.mark.parametrize(
+    "answer_stream",
+    [stream(lambda ex: answered(ex) + sse(NOTE)), stream(answered, sse(NOTE))],
+    ids=["same-chunk", "next-chunk"],
+)
+async def test_a_message_after_the_answer_is_delivered(
+    peer: tuple[FakeMCPServer, str], answer_stream: Any
+) -> None:
+    # The server SHOULD end the stream after the answer (transports "Sending Messages to
+    # the Server"); what it sends there anyway is not dropped unseen.
+    fake, url = peer
+    fake.script("ping", answer_stream)
+    with anyio.fail_after(LIMIT):
+        async with transport(url).connect() as channel:
+            await initialized(channel)
+            await channel.send(request(1, "ping"))
+            assert json.loads(await channel.receive())["id"] == 1
+            assert await channel.receive() == NOTE
+
+
+async def test_an_invalid_message_after_the_answer_is_logged(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    fake, url = peer
+    fake.script("ping", stream(answered, sse(b"{not json")))
+    logged = anyio.Event()
+    lines: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+            logged.set()
+
+    catch = Catch(logging.WARNING)
+    client_logger = logging.getLogger("mcpkit.transports.http.client")
+    client_logger.addHandler(catch)
+    try:
+        with anyio.fail_after(LIMIT):
+            async with Client(transport(url)) as client:
+                await client.ping()
+                await logged.wait()
+    finally:
+        client_logger.removeHandler(catch)
+    assert lines[0].startswith("after answering a request, the server sent an invalid JSON-RPC")
 
 
 @pytest.mark.parametrize(
