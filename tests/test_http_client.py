@@ -508,7 +508,7 @@ async def test_a_message_after_the_answer_is_delivered(
         async with transport(url).connect() as channel:
             await initialized(channel)
             await channel.send(request(1, "ping"))
-            assert json.loads(await channel.receive())["id"] == 1
+            assert await channel.receive() == rpc_result(1, {})
             assert await channel.receive() == NOTE
 
 
