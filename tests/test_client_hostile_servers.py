@@ -9,10 +9,13 @@ The server (:class:`Ending`) answers ``initialize`` and ``ping``, and meets
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from typing import Any, Final
 
 import anyio
+import anyio.abc
 import pytest
 from anyio.streams.memory import MemoryObjectSendStream
 
@@ -136,3 +139,47 @@ async def test_a_call_cut_short_by_the_server_says_why(
     for error in (pending.value, later.value):
         assert str(error).startswith("the connection closed: "), error
         assert why in str(error), error
+
+
+async def frozen(stream: anyio.abc.ByteStream) -> None:
+    """A WebSocket server that completes the opening handshake (RFC 6455 section 4.2.2),
+    then freezes: it reads nothing, answers no ping."""
+    async with stream:
+        await answer_the_handshake(stream)
+        await anyio.sleep_forever()
+
+
+async def answer_the_handshake(stream: anyio.abc.ByteStream) -> None:
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += await stream.receive()
+    (key,) = [
+        line.split(b":", 1)[1].strip()
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"sec-websocket-key:")
+    ]
+    accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+    await stream.send(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Protocol: mcp\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
+    )
+
+
+@pytest.mark.usefixtures("websocket_client")
+async def test_a_server_that_stops_answering_pings_is_named() -> None:
+    # websockets closes the connection itself (1011) when no pong comes in time; the call
+    # cut short says so, not that the connection was lost.
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    transport = WebSocketTransport(
+        f"ws://127.0.0.1:{port}", ping_interval=0.1, ping_timeout=0.1, close_timeout=0.1
+    )
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, frozen)
+        with (
+            anyio.fail_after(LIMIT),
+            pytest.raises(ConnectionClosedError, match=r"closed the WebSocket \(1011: keepalive"),
+        ):
+            async with Client(transport, timeout=LIMIT):
+                pass
+        group.cancel_scope.cancel()

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcpkit.client import Client
-from mcpkit.exceptions import LocalProtocolError, MessageNotDelivered
+from mcpkit.exceptions import LocalProtocolError, MessageNotDelivered, TransportError
 from mcpkit.server import SSEApp, WebSocketApp
 from mcpkit.types import CallToolResult, TextContent
 
@@ -112,6 +112,36 @@ async def test_which_statuses_lead_to_the_fallback(status: int, falls_back: bool
         if not falls_back:
             assert isinstance(failed.value, MessageNotDelivered)
             assert counting.seen == [("POST", "/mcp")]
+
+
+async def silent(scope: Scope, receive: Receive, send: Send) -> None:
+    """Refuses the initialize POST (405); opens an SSE stream and sends no ``endpoint``
+    event; leaves a WebSocket handshake unanswered."""
+    if scope["type"] == "http" and scope["method"] == "POST":
+        await refusing(405)(scope, receive, send)
+        return
+    if scope["type"] == "http":
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b": hello\n\n", "more_body": True})
+    if scope["type"] in ("http", "websocket"):
+        while (await receive())["type"] not in ("http.disconnect", "websocket.disconnect"):
+            pass
+
+
+@pytest.mark.usefixtures("websocket_client")
+@pytest.mark.parametrize(
+    ("scheme", "error"),
+    [("http", "no endpoint event from .* within 0.3 s"), ("ws", "cannot open a WebSocket")],
+)
+async def test_the_client_timeout_bounds_opening_a_url_s_transport(scheme: str, error: str) -> None:
+    # The transports' own bounds (30 s for the endpoint event, 10 s for the WebSocket
+    # handshake) would exceed LIMIT: the client's timeout applies to them too.
+    with running_server(silent) as http, anyio.fail_after(LIMIT / 3):
+        url = http.url.replace("http", scheme, 1) + "/mcp"
+        with pytest.raises(TransportError, match=error):
+            async with Client(url, timeout=0.3):
+                pass
 
 
 async def test_closed_port_fails_without_fallback() -> None:

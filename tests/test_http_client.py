@@ -8,6 +8,7 @@ each fault deterministically. MCP ``basic/transports.mdx`` "Streamable HTTP".
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -44,6 +45,7 @@ from mcpkit.types import (
 from ._fake_mcp_http import (
     SESSION_ID,
     VERSION,
+    DropConnection,
     Exchange,
     FakeMCPServer,
     answer,
@@ -377,6 +379,13 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
 # --------------------------------------------------------------------------- failures
 
 
+async def cut_json(ex: Exchange) -> None:
+    """A JSON answer whose connection breaks in the middle of its body."""
+    await ex.start(200, "application/json")
+    await ex.body(b'{"jsonrpc": "2.0", "id": ', more=True)
+    raise DropConnection
+
+
 @pytest.mark.parametrize(
     ("handler", "error_type", "status", "text"),
     [
@@ -431,6 +440,7 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
         ),
         (reply(200, b""), RemoteProtocolError, None, "invalid JSON-RPC message"),
         (reply(204, b"", content_type=None), RemoteProtocolError, None, "(HTTP 204)"),
+        (cut_json, MessageNotDelivered, None, "peer closed connection"),
         (reply(200, answer({"x": "y" * 2000})), RemoteProtocolError, None, "max_response_bytes"),
         (stream(lambda ex: sse(b"x" * 2000)), RemoteProtocolError, None, "max_event_bytes"),
         (stream(sse(b"{not json")), RemoteProtocolError, None, "invalid"),
@@ -462,6 +472,7 @@ async def test_close_is_idempotent_and_ends_receive(peer: tuple[FakeMCPServer, s
         "error-without-id",
         "200-empty-body",
         "204",
+        "json-cut-mid-body",
         "body-too-large",
         "event-too-large",
         "event-invalid-json",
@@ -489,6 +500,56 @@ async def test_request_failures_are_prompt(
             if isinstance(info.value, MessageNotDelivered):
                 assert info.value.status == status
             await client.ping()  # the failure was this request's, not the channel's
+
+
+def answered(ex: Exchange) -> bytes:
+    return sse(rpc_result(ex.seen.rpc_id, {}))
+
+
+@pytest.mark.parametrize(
+    "answer_stream",
+    [stream(lambda ex: answered(ex) + sse(NOTE)), stream(answered, sse(NOTE))],
+    ids=["same-chunk", "next-chunk"],
+)
+async def test_a_message_after_the_answer_is_delivered(
+    peer: tuple[FakeMCPServer, str], answer_stream: Any
+) -> None:
+    # The server SHOULD end the stream after the answer (transports "Sending Messages to
+    # the Server"); what it sends there anyway is not dropped unseen.
+    fake, url = peer
+    fake.script("ping", answer_stream)
+    with anyio.fail_after(LIMIT):
+        async with transport(url).connect() as channel:
+            await initialized(channel)
+            await channel.send(request(1, "ping"))
+            assert await channel.receive() == rpc_result(1, {})
+            assert await channel.receive() == NOTE
+
+
+async def test_an_invalid_message_after_the_answer_is_logged(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    fake, url = peer
+    fake.script("ping", stream(answered, sse(b"{not json")))
+    logged = anyio.Event()
+    lines: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+            logged.set()
+
+    catch = Catch(logging.WARNING)
+    client_logger = logging.getLogger("mcpkit.transports.http.client")
+    client_logger.addHandler(catch)
+    try:
+        with anyio.fail_after(LIMIT):
+            async with Client(transport(url)) as client:
+                await client.ping()
+                await logged.wait()
+    finally:
+        client_logger.removeHandler(catch)
+    assert lines[0].startswith("after answering a request, the server sent an invalid JSON-RPC")
 
 
 @pytest.mark.parametrize(

@@ -111,7 +111,8 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             the handshake era; naming ``"2026-07-28"`` is ``era="2026-07-28"``.
         supported_versions: versions this client accepts in ``initialize``'s answer.
         era: ``"auto"``, ``"2026-07-28"`` or ``"handshake"`` (see above).
-        timeout: default seconds to wait for a response (restarted by progress).
+        timeout: default seconds to wait for a response (restarted by progress); with a
+            server URL, also the most that opening its transport may take.
         max_timeout: default absolute bound on a request, however much progress arrives.
         sampling, sampling_tools, sampling_context, elicitation, elicitation_url, roots,
         on_log, on_resource_updated, on_list_changed, on_elicitation_complete: see
@@ -238,16 +239,15 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         """
         if self._stack is not None:
             raise LocalProtocolError("the client is already connected")
-        # A new connection starts clean of what the last one learned (a 2026 server, an
-        # initialize result, cached results); the era found stays a hint.
+        # A new connection forgets what the last one learned; the era found stays a hint.
         self._modern = self._init = None
         self._output_checks = OutputChecks()  # (the tools of the last server it knew)
         if self.cache is not None:
             self.cache.clear()
         # fast_acquire: a free slot is taken without a trip through the event loop.
         self._limiter = anyio.Semaphore(self._max_concurrent, fast_acquire=True)
-        target = self._transport
-        candidates = transports_for_url(target) if isinstance(target, str) else [target]
+        target, bound = self._transport, self.timeout
+        candidates = transports_for_url(target, bound) if isinstance(target, str) else [target]
         for index, candidate in enumerate(candidates):
             stack = contextlib.AsyncExitStack()
             await stack.__aenter__()

@@ -24,12 +24,16 @@ __all__ = ["falls_back_to_sse", "transports_for_url"]
 _NO_FALLBACK: Final = frozenset({401, 403, 408, 429})
 
 
-def transports_for_url(url: str) -> list[ClientTransport]:
+def transports_for_url(url: str, timeout: float | None = None) -> list[ClientTransport]:
     """The transports to try, in order, for ``url``:
 
     * ``http://`` and ``https://``: Streamable HTTP, then the legacy HTTP+SSE transport on
       the same URL (see :func:`falls_back_to_sse`);
     * ``ws://`` and ``wss://``: WebSocket (mcpkit's binding, ``docs/websocket.md``).
+
+    ``timeout`` (the client's) also bounds opening them: waiting for the HTTP+SSE
+    ``endpoint`` event (30 s by default) and the WebSocket handshake (10 s), as it bounds
+    the ``initialize`` request that follows.
 
     Raises:
         LocalProtocolError: the URL has another scheme or no host.
@@ -47,15 +51,23 @@ def transports_for_url(url: str) -> list[ClientTransport]:
         from ..transports import SSETransport, StreamableHTTPTransport
 
         # (Each checks the URL: an invalid IDNA host is a LocalProtocolError.)
-        return [StreamableHTTPTransport(url), SSETransport(url)]
+        sse = SSETransport(url)
+        sse.endpoint_timeout = _shorter(sse.endpoint_timeout, timeout)
+        return [StreamableHTTPTransport(url), sse]
     if scheme in ("ws", "wss"):
         from ..transports import WebSocketTransport
 
-        return [WebSocketTransport(url)]
+        ws = WebSocketTransport(url)
+        ws.open_timeout = _shorter(ws.open_timeout, timeout)
+        return [ws]
     raise LocalProtocolError(
         f"cannot pick a transport for {url!r}: use an http(s):// or ws(s):// URL, "
         "or pass a transport (e.g. StdioTransport)"
     )
+
+
+def _shorter(default: float, timeout: float | None) -> float:
+    return default if timeout is None else min(default, timeout)
 
 
 def falls_back_to_sse(error: BaseException) -> bool:

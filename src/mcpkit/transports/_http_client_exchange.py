@@ -119,6 +119,10 @@ class Exchanges:
                         if rid in pending:
                             self._initialize_ids.discard(rid)
                             await self._push(DeliveryFailed(rid, error))
+                elif error is not None:  # (the stream broke the rules after the answer)
+                    self._peer_log.log(
+                        logger, logging.WARNING, "after answering a request, %s", error
+                    )
         finally:
             for rid in out.request_ids:
                 self._stateless_ids.discard(rid)

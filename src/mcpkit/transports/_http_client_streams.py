@@ -77,7 +77,9 @@ async def read_events(
 ) -> tuple[bool, Exception | None]:
     """Feed an SSE response to ``parser`` and pass each message's data to ``deliver``
     (events named ``message``, the default, with data; others are ignored), which returns
-    whether to stop (the rest of the stream is then drained, bounded, and dropped).
+    whether to stop. What follows the stop (the server should end the stream) is still
+    read and delivered, within :data:`DRAIN_SECONDS` and :data:`DRAIN_BYTES`: a message
+    the server sends after a request's answer is not dropped unseen.
 
     Returns ``(delivered, broken)``: whether any message was delivered, and the httpx error
     that broke the stream (``None`` when it ended normally or ``deliver`` stopped it).
@@ -86,19 +88,18 @@ async def read_events(
         RemoteProtocolError: an event exceeded the parser's limit, or ``deliver`` refused
             a message.
     """
-    delivered = False
+    delivered = stop = False
 
     async def consume(chunk: bytes) -> bool:
-        nonlocal delivered
+        nonlocal delivered, stop
         for event in parser.feed(chunk):
             if event.event != "message" or not event.data:
                 continue  # other event types, and priming events (an id, empty data)
             delivered = True
-            if await deliver(event.data):
-                return True
+            stop = await deliver(event.data) or stop
         if parser.error is not None:
             raise RemoteProtocolError(parser.error)
-        return False
+        return stop
 
     try:
         stopped = await iterate_body(response, consume, drain=True)
@@ -122,10 +123,11 @@ async def iterate_body(
     Stopping early, or ``consume`` raising, cancels the read *inside* httpx rather than
     leaving its chain of async generators suspended: on trio an abandoned async generator
     is finalized late, with a ResourceWarning. A response closed before its end also costs
-    its connection (httpx cannot reuse it), so with ``drain`` what follows the stop is read
-    and dropped, within :data:`DRAIN_SECONDS` and :data:`DRAIN_BYTES`: a server ends an
-    answered SSE stream right after the answer, and the next request then reuses the
-    connection instead of opening (and, over TLS, negotiating) a new one.
+    its connection (httpx cannot reuse it), so with ``drain`` what follows the stop is
+    still read and passed to ``consume`` (its answer no longer matters), within
+    :data:`DRAIN_SECONDS` and :data:`DRAIN_BYTES`: a server ends an answered SSE stream
+    right after the answer, and the next request then reuses the connection instead of
+    opening (and, over TLS, negotiating) a new one.
 
     Raises:
         httpx.HTTPError: the body could not be read (also while draining).
@@ -135,15 +137,21 @@ async def iterate_body(
     draining: int | None = None  # bytes read since consume asked to stop, when draining
     with anyio.CancelScope() as scope:
         async for chunk in response.aiter_bytes():
+            if scope.cancel_called:
+                continue  # the cancellation lands in httpx's next read
             if draining is not None:
                 draining += len(chunk)
                 if draining > DRAIN_BYTES:
+                    logger.debug("closing an answered stream the server keeps sending on")
                     scope.cancel()
-                continue
-            if scope.cancel_called:
-                continue  # the cancellation lands in httpx's next read
+                    continue
             try:
-                if await consume(chunk):
+                if draining is not None:
+                    # The drain's deadline ends a wait in consume (for room in a queue,
+                    # say) here, not as a cancellation escaping to the caller.
+                    with anyio.CancelScope(shield=True, deadline=scope.deadline):
+                        await consume(chunk)
+                elif await consume(chunk):
                     if drain:
                         draining = 0
                         scope.deadline = anyio.current_time() + DRAIN_SECONDS

@@ -44,6 +44,11 @@ def _require_websockets() -> None:
         ) from exc
 
 
+def _said(code: int, reason: str) -> str:
+    reason = one_line(reason, 200)
+    return f"{code}: {reason}" if reason else str(code)
+
+
 def _on_asyncio() -> bool:
     try:
         asyncio.get_running_loop()
@@ -222,17 +227,19 @@ class WebSocketChannel:
         raise anyio.EndOfStream
 
     def _closed_why(self, exc: ConnectionClosed) -> str:
-        """Why the connection ended, in a few words (the server's close reason is its own
-        text: one short line)."""
-        if exc.sent is not None and exc.sent.code == _MESSAGE_TOO_BIG:
-            return (
-                f"a message from the server exceeded max_message_bytes "
-                f"({self._t.max_message_bytes}); closed (1009)"
-            )
-        if exc.rcvd is not None:
-            reason = one_line(exc.rcvd.reason, 200)
-            said = f"{exc.rcvd.code}: {reason}" if reason else str(exc.rcvd.code)
-            return f"the server closed the WebSocket ({said})"
+        """Why the connection ended, in a few words: who closed it first, with which code
+        and reason (one short line: the server's reason is its own text)."""
+        sent, rcvd = exc.sent, exc.rcvd
+        if sent is not None and not exc.rcvd_then_sent:  # websockets closed it first
+            if sent.code == _MESSAGE_TOO_BIG:
+                return (
+                    f"a message from the server exceeded max_message_bytes "
+                    f"({self._t.max_message_bytes}); closed (1009)"
+                )
+            # e.g. 1011 "keepalive ping timeout", 1007 invalid UTF-8, 1002 a bad frame
+            return f"the client closed the WebSocket ({_said(sent.code, sent.reason)})"
+        if rcvd is not None:
+            return f"the server closed the WebSocket ({_said(rcvd.code, rcvd.reason)})"
         return "the WebSocket connection was lost without a closing handshake (1006)"
 
     async def exit_reason(self) -> str | None:
