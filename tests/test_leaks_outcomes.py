@@ -297,3 +297,47 @@ async def test_requests_of_the_server_that_go_unanswered_are_released(
                 assert answer["result"]["content"][0]["text"] == ended
                 await until(lambda: settled(http, app))
             assert (await client.delete(url, headers=session.headers())).status_code == 204
+
+
+async def test_streams_of_calls_that_finish_after_their_clients_left_stay_bounded() -> None:
+    # With an event store a POST's stream is kept for resumption when its client leaves
+    # mid-call, up to 64 per session (the oldest finished ones go first). The bound was
+    # applied only when a response ended: streams whose calls finished afterwards were
+    # all kept (as many as the session's calls in flight), with their stored events,
+    # until some later response ended.
+    started, release = threading.Event(), threading.Event()
+    app = leaky_server(started, release).streamable_http_app()
+    dropped: Final = 80
+
+    def held() -> tuple[int, int]:  # streams kept, events stored (two each: priming, answer)
+        (session,) = app.sessions.values()
+        return len(session.streams), len(app.event_store)  # type: ignore[arg-type]
+
+    def in_flight() -> int:
+        return sum(s.endpoint.connection.in_flight_count for s in app.sessions.values())
+
+    def left() -> bool:  # the server has seen every client leave
+        (session,) = app.sessions.values()
+        return all(stream.sink is None for stream in session.streams.values())
+
+    with running_server(app) as http, anyio.fail_after(LIMIT):
+        url = http.url + "/mcp"
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None)) as client:
+            session = RawSession(client, url)
+            await session.open()
+            async with anyio.create_task_group() as group:
+
+                async def post(rid: int) -> None:
+                    async with session.stream(call(rid, "gated")) as response:
+                        await response.aread()
+
+                for rid in range(2, 2 + dropped):
+                    group.start_soon(post, rid)
+                await until(lambda: http.call(in_flight) == dropped)
+                group.cancel_scope.cancel()  # every connection goes mid-call
+            await until(lambda: http.call(left))
+            assert http.call(held) == (dropped, dropped)  # priming events only
+            release.set()  # the calls finish, their answers stored for resumption
+            await until(lambda: settled(http, app))
+            assert http.call(held) == (64, 2 * 64)
+            assert (await session.call(999, "ping"))["result"] == {}

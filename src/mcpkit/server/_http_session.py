@@ -273,7 +273,7 @@ class HttpSession:
         forgotten; a resumable one is kept for the client to resume, the complete ones
         within bounds (oldest first), so a client that drops every connection cannot grow
         the session without limit."""
-        if stream is self.standalone:
+        if stream is self._standalone:  # (not the property: it would make one)
             return
         if not stream.resumable:
             # Without an event store no event carries an id, so no client can resume

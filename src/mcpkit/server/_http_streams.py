@@ -226,6 +226,12 @@ class Exchange:
                     stream.end()
         if complete:
             self.done.set()
+            if stream is not None and stream.sink is None:
+                # The client left before the end: its response's end already ran the
+                # session's bounds on its streams, when this one was not complete yet and
+                # so could not count among the finished ones to let go. Run them again
+                # (after done: a store's I/O may be cancelled, the answer is in).
+                await self.session.stream_done(stream, delivered=False)
 
     def close_connection(self, retry_ms: int | None = None) -> bool:
         stream = self.stream
