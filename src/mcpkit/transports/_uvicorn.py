@@ -1,11 +1,13 @@
 """Serving an ASGI app with uvicorn, mcpkit's default HTTP server, hardened.
 
 uvicorn gives a new connection no deadline to send its request headers (uvicorn issue
-#157), so a client trickling bytes holds a connection forever (slowloris). The protocol
-classes here close a connection whose request headers are not complete within
-``header_timeout`` seconds of it being ready for a request; mcpkit's ASGI apps bound the
-body themselves. A response with a ``Content-Length`` goes out in one write, headers and
-body together (see :class:`_Coalescing`): one ``send`` system call per JSON answer, not two.
+#157), so a client trickling bytes holds a connection forever (slowloris), and none to
+take a response either. The protocol classes here close a connection whose request
+headers are not complete within ``header_timeout`` seconds of it being ready for a
+request (mcpkit's ASGI apps bound the body themselves), and abort one whose client reads
+nothing of a pending response for ``write_timeout`` seconds. A response with a
+``Content-Length`` goes out in one write, headers and body together (see
+:class:`Coalescing`): one ``send`` system call per JSON answer, not two.
 """
 
 from __future__ import annotations
@@ -20,87 +22,18 @@ from typing import Any, cast
 from ..protocol import encode_error
 from ..types import ErrorCode
 from ._uvicorn_support import (
+    Coalescing,
     HttpServer,
     app_limit,
     bound_invalid_request_logs,
     raise_open_files,
     startup_failed,
+    unsent_bytes,
 )
 
 __all__ = ["HttpServer", "serve_http"]
 
 logger = logging.getLogger("mcpkit.transports.http")
-
-
-class _Coalescing:
-    """A connection's transport that sends a response's headers and its body in one
-    write (one ``send`` system call instead of two) when the body follows at once.
-
-    uvicorn writes the status line and headers when the app sends
-    ``http.response.start``, and the body when it sends ``http.response.body``; for a
-    response with a ``Content-Length`` (every JSON answer) the headers are held until the
-    first body write, which carries them. Anything else (chunked and streamed responses,
-    WebSocket frames, ``100 Continue``) is written at once. Everything else is the
-    transport's own.
-    """
-
-    __slots__ = ("_held", "_held_for", "_protocol", "_transport", "upgraded")
-
-    def __init__(self, transport: asyncio.Transport, protocol: Any) -> None:
-        self._transport = transport
-        self._protocol = protocol
-        self._held: bytes | None = None
-        self._held_for: object = None  # the request cycle whose headers were held
-        #: The connection was handed to another protocol (a WebSocket upgrade).
-        self.upgraded = False
-
-    def write(self, data: bytes) -> None:
-        held = self._held
-        if held is not None:
-            self._held = None
-            self._transport.writelines((held, data))  # no copy where sendmsg is used
-            return
-        cycle = getattr(self._protocol, "cycle", None)
-        if (
-            cycle is not None
-            and cycle is not self._held_for
-            and getattr(cycle, "response_started", False)
-            and not getattr(cycle, "response_complete", True)
-            and getattr(cycle, "chunked_encoding", None) is False
-            and getattr(cycle, "expected_content_length", 0) > 0
-        ):
-            # The headers of a response whose body comes next (the first write of the
-            # cycle once its response started): hold them for it.
-            self._held_for = cycle
-            self._held = bytes(data)
-            return
-        self._transport.write(data)
-
-    def flush(self) -> None:
-        held = self._held
-        if held is not None:
-            self._held = None
-            if not self._transport.is_closing():
-                self._transport.write(held)
-
-    def close(self) -> None:
-        self.flush()
-        self._transport.close()
-
-    def is_closing(self) -> bool:
-        return self._transport.is_closing()
-
-    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
-        self.flush()  # an upgrade (WebSocket): the new protocol writes at once
-        upgraded = getattr(self._protocol, "on_upgrade", None)
-        if upgraded is not None:
-            upgraded()
-        self._protocol = protocol
-        self.upgraded = True
-        self._transport.set_protocol(protocol)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
 
 
 def _too_large_answer() -> bytes:
@@ -112,7 +45,9 @@ def _too_large_answer() -> bytes:
     )
 
 
-def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asyncio.Protocol]:
+def _protocol_class(
+    header_timeout: float, max_header_bytes: int, write_timeout: float
+) -> type[asyncio.Protocol]:
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
     except ImportError:  # httptools is missing: the pure-Python parser
@@ -129,15 +64,17 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
         per request cost a timer object and two heap operations each).
         """
 
-        _writes: _Coalescing
+        _writes: Coalescing
         _deadline_at: float | None = None  # when the wait for request headers expires
         _timer: asyncio.TimerHandle | None = None
         _armed_cycle: object = None
         _header_bytes = 0  # received while waiting for the request headers
         _after_body = False  # answered early: waiting for the rest of the body first
+        _stall_timer: asyncio.TimerHandle | None = None  # armed while writing is paused
+        _stall_left = 0  # bytes buffered at the last check of a paused connection
 
         def connection_made(self, transport: Any) -> None:
-            self._writes = _Coalescing(transport, self)
+            self._writes = Coalescing(transport, self)
             super().connection_made(cast(asyncio.Transport, self._writes))
             self._arm()
 
@@ -189,7 +126,50 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._stop_stall_timer()
             super().connection_lost(exc)
+
+        # A client that stops reading: once the write buffer passes its high-water mark,
+        # asyncio pauses the protocol and uvicorn's next send waits for it to drain,
+        # which it never does. That would hold the response's task, its session (never
+        # idle while a request is open) and the buffered bytes for ever: a response that
+        # was sent whole stays buffered too, past keep-alive (close() flushes first).
+        # So while paused, what waits to be sent (here and in the kernel's socket queue)
+        # must shrink at least once every write_timeout seconds, or the connection is
+        # aborted (uvicorn then treats the client as gone). The check is on progress, not
+        # on draining below the low-water mark: a slow client taking a large result at a
+        # steady pace is not cut off. (The kernel's queue counts: with a send buffer of
+        # megabytes, the socket reports room for more only after much has been taken.)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stall_timer is None and not self._writes.upgraded:
+                self._stall_left = unsent_bytes(self._writes)
+                self._stall_timer = self.loop.call_later(write_timeout, self._check_stall)
+
+        def resume_writing(self) -> None:
+            self._stop_stall_timer()
+            super().resume_writing()
+
+        def _stop_stall_timer(self) -> None:
+            if self._stall_timer is not None:
+                self._stall_timer.cancel()
+                self._stall_timer = None
+
+        def _check_stall(self) -> None:
+            self._stall_timer = None
+            left = unsent_bytes(self._writes)
+            if left and left >= self._stall_left:
+                logger.info(
+                    "aborting a connection whose client read nothing for %g s "
+                    "(%d bytes waiting to be sent)",
+                    write_timeout,
+                    left,
+                )
+                self._writes.abort()
+            elif left:  # some progress: check again later
+                self._stall_left = left
+                self._stall_timer = self.loop.call_later(write_timeout, self._check_stall)
 
         def on_upgrade(self) -> None:
             """The connection became a WebSocket: no request headers are awaited any
@@ -197,6 +177,7 @@ def _protocol_class(header_timeout: float, max_header_bytes: int) -> type[asynci
             the WebSocket's) alive until it fires: its connection_lost goes to the
             WebSocket protocol, never here."""
             self._disarm()
+            self._stop_stall_timer()
 
         def _disarm(self) -> None:
             self._deadline_at = None
@@ -236,6 +217,7 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 8000,
     header_timeout: float = 10.0,
+    write_timeout: float = 30.0,
     keepalive_timeout: int = 5,
     limit_concurrency: int | None = None,
     ws_max_size: int | None = None,
@@ -252,6 +234,10 @@ async def serve_http(
             servers running locally SHOULD bind only to localhost).
         port: the port (0: any free port; ``ready`` receives the real one).
         header_timeout: seconds a connection may take to send a request's headers.
+        write_timeout: seconds a client may go without reading anything while a
+            response waits to be sent to it (once more than the transport's high-water
+            mark, 64 KiB, is waiting); the connection is aborted beyond it. A client
+            reading slowly but steadily is never cut off.
         keepalive_timeout: seconds an idle keep-alive connection stays open.
         limit_concurrency: most connections and tasks at once (uvicorn's bare 503 beyond).
             ``None``: 1,000, or room for two connections per session when the app caps
@@ -275,10 +261,15 @@ async def serve_http(
             grace period (5 s): to end long-lived streams gracefully.
 
     Raises:
+        LocalProtocolError: a timeout that is not positive.
         OSError: the address cannot be bound.
         mcpkit.exceptions.TransportError: uvicorn is not installed, or the app's lifespan
             startup failed.
     """
+    if not (header_timeout > 0 and write_timeout > 0):
+        from ..exceptions import LocalProtocolError
+
+        raise LocalProtocolError("header_timeout and write_timeout must be positive")
     try:
         import uvicorn
     except ImportError as exc:
@@ -318,7 +309,7 @@ async def serve_http(
         raise_open_files(limit_concurrency + 64)
     config = uvicorn.Config(
         app,
-        http=_protocol_class(header_timeout, max_header_bytes),
+        http=_protocol_class(header_timeout, max_header_bytes, write_timeout),
         ws=ws,
         lifespan="on",
         log_level=log_level,
