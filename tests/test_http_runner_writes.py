@@ -144,5 +144,6 @@ def test_a_slow_but_steady_reader_gets_everything(aborted: _Aborted) -> None:
 @pytest.mark.parametrize("option", ["write_timeout", "header_timeout"])
 @pytest.mark.parametrize("value", [0.0, -1.0])
 async def test_timeouts_must_be_positive(option: str, value: float) -> None:
+    options: dict[str, Any] = {option: value}
     with pytest.raises(LocalProtocolError, match="must be positive"):
-        await serve_http(_App(), port=0, **{option: value})
+        await serve_http(_App(), port=0, **options)
