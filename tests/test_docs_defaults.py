@@ -31,6 +31,8 @@ def test_readme_states_the_http_app_defaults() -> None:
     app = Server("defaults").streamable_http_app()
     assert _stated(r"path `([^`]+)`", stated) == app.path
     assert int(_stated(r"([\d,]+) sessions at most", stated).replace(",", "")) == app.max_sessions
+    assert "replaces one idle for a minute or more" in stated
+    assert app.session_evict_after == 60
     assert int(_stated(r"(\d+) minutes idle timeout", stated)) * 60 == app.session_idle_timeout
     assert int(_stated(r"(\d+) MiB bodies", stated)) * 1024 * 1024 == app.max_body_bytes
     # "Host/Origin allowlist of loopback names"

@@ -14,7 +14,6 @@ import asyncio
 import contextvars
 import logging
 import math
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -81,9 +80,15 @@ class StreamableHTTPApp(PostRoutes):
         event_store: where SSE events wait for resumption (``None`` disables it);
             a bounded :class:`MemoryEventStore` by default.
         security: the Host and Origin allowlists (loopback only by default).
-        max_sessions: most sessions at once; more ``initialize`` requests get 503.
+        max_sessions: most sessions at once. At the cap, an ``initialize`` ends the
+            session idle longest to make room for its own, if one has been idle for at
+            least ``session_evict_after`` seconds; else it gets 503.
         session_idle_timeout: seconds a session may go without requests or open streams
             before it is ended (``None``: never).
+        session_evict_after: seconds a session must have been idle before a new
+            session at the cap may take its place (``None``: never; its client gets 404
+            and starts a new session, as clients must). A session with a request in
+            flight or an open stream is never idle.
         max_body_bytes: request body limit (413 beyond it).
         max_header_bytes: request header block limit (431 beyond it).
         body_timeout: seconds to receive a request body (408 beyond it).
@@ -106,6 +111,7 @@ class StreamableHTTPApp(PostRoutes):
         security: TransportSecurity | None = None,
         max_sessions: int = 1000,
         session_idle_timeout: float | None = 1800.0,
+        session_evict_after: float | None = 60.0,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_header_bytes: int = 16 * 1024,
         body_timeout: float = 30.0,
@@ -117,6 +123,8 @@ class StreamableHTTPApp(PostRoutes):
             raise LocalProtocolError(f"path must start with '/': {path!r}")
         if max_sessions < 1 or max_body_bytes < 1 or max_header_bytes < 1:
             raise LocalProtocolError("max_sessions and the byte limits must be positive")
+        if session_evict_after is not None and not session_evict_after >= 0:
+            raise LocalProtocolError("session_evict_after must be None or at least 0")
         self.server = server
         self.path = path
         self.stateless = stateless
@@ -127,6 +135,7 @@ class StreamableHTTPApp(PostRoutes):
         self.security = security or TransportSecurity()
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
+        self.session_evict_after = session_evict_after
         self.max_body_bytes = max_body_bytes
         self.max_header_bytes = max_header_bytes
         self.body_timeout = body_timeout
@@ -293,18 +302,6 @@ class StreamableHTTPApp(PostRoutes):
         while True:
             await anyio.sleep(interval)
             self.sweep()
-
-    def sweep(self) -> int:
-        """End sessions idle past the timeout; returns how many."""
-        timeout = self.session_idle_timeout
-        if timeout is None:
-            return 0
-        now = time.monotonic()  # the sessions' clock (HttpSession.last_active)
-        idle = [s for s in self.sessions.values() if s.idle_for(now) > timeout]
-        for session in idle:
-            logger.info("session %s expired after %g s idle", session.id, timeout)
-            self.drop(session)
-        return len(idle)
 
     def drop(self, session: HttpSession) -> None:
         """End one session."""

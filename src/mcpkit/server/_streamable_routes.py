@@ -7,6 +7,8 @@ and ``MCP-Protocol-Version`` checks they share with POST
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio.abc
@@ -30,6 +32,8 @@ __all__ = ["ALLOW", "SessionRoutes", "version_mismatch"]
 
 ALLOW: Final = (b"allow", b"GET, POST, DELETE, OPTIONS")
 
+logger = logging.getLogger("mcpkit.server.http")
+
 
 def version_mismatch(value: str, negotiated: str) -> str:
     """The 400 reason for an ``MCP-Protocol-Version`` other than the session's."""
@@ -48,13 +52,55 @@ class SessionRoutes:
         stateless: bool
 
         max_sessions: int
+        session_idle_timeout: float | None
+        session_evict_after: float | None
         event_store: EventStore | None
         retry_ms: int | None
         _token: EventLoopToken | None
 
         def drop(self, session: HttpSession) -> None: ...
-        def sweep(self) -> int: ...
         async def _ensure_runner(self) -> anyio.abc.TaskGroup: ...
+
+    def sweep(self) -> int:
+        """End sessions idle past the timeout; returns how many."""
+        timeout = self.session_idle_timeout
+        if timeout is None:
+            return 0
+        now = time.monotonic()  # the sessions' clock (HttpSession.last_active)
+        idle = [s for s in self.sessions.values() if s.idle_for(now) > timeout]
+        for session in idle:
+            logger.info("session %s expired after %g s idle", session.id, timeout)
+            self.drop(session)
+        return len(idle)
+
+    def make_room(self) -> bool:
+        """At the session cap: end the sessions idle past the timeout or, if none is,
+        the one idle longest, if for at least ``session_evict_after`` seconds. Returns
+        whether there is room for a new session now.
+
+        Without it, clients that start sessions and leave without a DELETE (a crash, a
+        restart, a bug, or on purpose) would shut everyone else out with 503 for the
+        whole idle timeout. An ended session's client gets 404 and starts a new session
+        ("Session Management": it MUST), so a client merely pausing loses nothing."""
+        if self.sweep():
+            return True
+        wait = self.session_evict_after
+        if wait is None:
+            return False
+        now = time.monotonic()
+        idle, oldest = max(
+            ((s.idle_for(now), s) for s in self.sessions.values()), key=lambda pair: pair[0]
+        )
+        if idle < wait or idle == 0.0:  # (0.0 exactly: busy, see HttpSession.idle_for)
+            return False
+        logger.info(
+            "session %s ended after %.0f s idle, to make room for a new one (max_sessions=%d)",
+            oldest.id,
+            idle,
+            self.max_sessions,
+        )
+        self.drop(oldest)
+        return True
 
     def _modern_header(self, headers: Headers) -> bool:
         """2026-07-28 has POST only: a GET or DELETE of that version gets 405."""
@@ -151,7 +197,7 @@ class SessionRoutes:
 
     async def _initialize(self, body: bytes, receive: Receive, send: Send, cors: list[Any]) -> None:
         """A POST without a session id: it must carry ``initialize``, which starts one."""
-        if len(self.sessions) >= self.max_sessions and not self.sweep():
+        if len(self.sessions) >= self.max_sessions and not self.make_room():
             await respond_error(
                 send,
                 503,
