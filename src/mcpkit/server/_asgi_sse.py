@@ -118,11 +118,16 @@ async def pump(
     """Write the sink's chunks to the open SSE response until it ends or the client goes.
 
     Sends a comment line after ``keepalive`` idle seconds (proxies close silent
-    connections; writing is also how a vanished client is noticed). Returns whether the
-    response ended normally with everything written (False: the client disconnected).
-    ``on_gone`` runs as soon as the client is known to be gone.
+    connections; writing is also how a vanished client is noticed). A write that takes
+    longer than twice ``keepalive`` (the client takes nothing: the server's buffers are
+    full) ends the response as if the client had left; whatever ASGI server runs the app,
+    the stream then lets go of its task and session (its events stay in the event store
+    for the client to resume). Returns whether the response ended normally with
+    everything written (False: the client disconnected). ``on_gone`` runs as soon as the
+    client is known to be gone.
     """
     delivered = False
+    stuck_after = 2 * keepalive
     async with anyio.create_task_group() as tg:
         sink.pump_scope = tg.cancel_scope
         tg.start_soon(_watch_disconnect, receive, sink)
@@ -132,23 +137,26 @@ async def pump(
                     with anyio.move_on_after(keepalive) as idle:
                         await sink.wait()
                     if idle.cancelled_caught:
-                        await send(
-                            {
-                                "type": "http.response.body",
-                                "body": encode_comment(),
-                                "more_body": True,
-                            }
-                        )
+                        body, more = encode_comment(), True
+                    else:
                         continue
-                if sink.gone():
+                elif sink.gone():
                     break
-                body = sink.take()
-                if sink.end:
-                    await send({"type": "http.response.body", "body": body, "more_body": False})
+                else:
+                    body, more = sink.take(), not sink.end
+                    if not body and more:
+                        continue
+                with anyio.move_on_after(stuck_after) as stuck:
+                    await send({"type": "http.response.body", "body": body, "more_body": more})
+                if stuck.cancelled_caught:
+                    logger.warning(
+                        "SSE client took nothing for %g s: ending its stream", stuck_after
+                    )
+                    sink.disconnect()
+                    break
+                if not more:
                     delivered = True
                     break
-                if body:
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
         except OSError:  # some servers raise when writing to a closed connection
             sink.disconnect()
         finally:

@@ -92,7 +92,8 @@ class SSEApp:
         max_header_bytes: request header block limit (431 beyond it).
         body_timeout: seconds to receive a request body (408 beyond it), and to hand a
             message to a busy session (503 beyond it).
-        keepalive: seconds of silence on a stream before a comment line is sent.
+        keepalive: seconds of silence on a stream before a comment line is sent;
+            a stream whose client takes nothing for twice as long is ended.
         max_stream_buffer: bytes queued for one slow client before it is cut off.
 
     Attributes:

@@ -92,7 +92,8 @@ class StreamableHTTPApp(PostRoutes):
         max_body_bytes: request body limit (413 beyond it).
         max_header_bytes: request header block limit (431 beyond it).
         body_timeout: seconds to receive a request body (408 beyond it).
-        keepalive: seconds of silence on an SSE stream before a comment line is sent.
+        keepalive: seconds of silence on an SSE stream before a comment line is sent;
+            a stream whose client takes nothing for twice as long is ended.
         retry_ms: the reconnection delay sent to clients with the priming event.
         max_stream_buffer: bytes queued for one slow SSE client before it is cut off.
 
