@@ -4,6 +4,7 @@ sessions. Table-driven cases plus a property test over random operation sequence
 
 from __future__ import annotations
 
+import gc
 import tracemalloc
 from typing import Any
 
@@ -15,7 +16,8 @@ from hypothesis import strategies as st
 from mcpkit.aio import EventStore, MemoryEventStore
 from mcpkit.exceptions import LocalProtocolError
 
-OVERHEAD = 64  # bytes charged per event on top of its message (documented in the store)
+OVERHEAD = 272  # bytes charged per event on top of its message (documented in the store)
+UNIT = OVERHEAD + 36  # charged for an event of 36 bytes
 
 
 def run(fn: Any, *args: Any) -> Any:
@@ -79,11 +81,11 @@ def test_replay_is_per_stream_and_per_session() -> None:
 
 def test_the_session_bound_evicts_oldest_first_and_refuses_a_gap() -> None:
     async def main() -> None:
-        message = b"x" * 36  # 100 bytes charged per event
-        store = MemoryEventStore(max_session_bytes=300, max_total_bytes=10_000)
+        message = b"x" * 36  # UNIT bytes charged per event
+        store = MemoryEventStore(max_session_bytes=3 * UNIT, max_total_bytes=100 * UNIT)
         ids = [await store.append("s", "A", message) for _ in range(5)]
         assert len(store) == 3
-        assert store.size == 300
+        assert store.size == 3 * UNIT
         # Resuming after an evicted event would skip events: refused.
         assert await store.replay("s", ids[0]) is None
         # Resuming after the last evicted one leaves no gap.
@@ -96,14 +98,14 @@ def test_the_session_bound_evicts_oldest_first_and_refuses_a_gap() -> None:
 
 def test_the_total_bound_evicts_the_oldest_session_first() -> None:
     async def main() -> None:
-        message = b"x" * 36  # 100 bytes charged per event
-        store = MemoryEventStore(max_session_bytes=10_000, max_total_bytes=400)
+        message = b"x" * 36  # UNIT bytes charged per event
+        store = MemoryEventStore(max_session_bytes=100 * UNIT, max_total_bytes=4 * UNIT)
         prime = await store.append("old", "A", None)  # 64 bytes
         m1, _, _ = [await store.append("old", "A", message) for _ in range(3)]
         n1 = await store.append("new", "A", message)
         await store.append("new", "A", message)
         # 564 bytes were stored: the old session's first two events went.
-        assert store.size == 400
+        assert store.size == 4 * UNIT
         assert len(store) == 4
         assert await store.replay("old", prime) is None  # m1 is gone: a gap
         assert len((await store.replay("old", m1)).events) == 2  # type: ignore[union-attr]
@@ -148,7 +150,11 @@ operations = st.lists(
 
 
 @settings(max_examples=200, deadline=None)
-@given(ops=operations, session_bound=st.integers(64, 600), total_bound=st.integers(64, 1200))
+@given(
+    ops=operations,
+    session_bound=st.integers(OVERHEAD, OVERHEAD + 536),
+    total_bound=st.integers(OVERHEAD, OVERHEAD + 1136),
+)
 def test_bounds_hold_and_replays_are_exact_suffixes(
     ops: list[tuple[str, str, str, bytes | None]], session_bound: int, total_bound: int
 ) -> None:
@@ -214,3 +220,27 @@ def test_closed_streams_leave_no_bookkeeping_behind() -> None:
         assert grown < 64 * 1024, grown
 
     run(main)
+
+
+@pytest.mark.parametrize("streams", [1, 50])
+def test_the_charge_per_event_is_what_keeping_it_costs(streams: int) -> None:
+    # The bounds are stated in bytes of memory: each event's charge must not fall short
+    # of what the store really holds for it (its message, fresh as a server's are, and
+    # the bookkeeping), or small events would take a multiple of the bounds.
+    count = 5_000
+
+    async def fill(store: MemoryEventStore) -> None:
+        for n in range(count):
+            await store.append("s", f"st{n % streams}", b"%010d" % n)
+
+    store = MemoryEventStore(max_session_bytes=1 << 40, max_total_bytes=1 << 40)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        anyio.run(fill, store)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(store) == count
+    assert held <= store.size <= 1.5 * held, (held / count, store.size / count)

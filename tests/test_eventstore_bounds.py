@@ -23,7 +23,8 @@ from ._mcphttp import RawSession, call, events
 
 pytestmark = pytest.mark.anyio
 
-OVERHEAD: Final = 64  # bytes charged per event on top of its message
+OVERHEAD: Final = 272  # bytes charged per event on top of its message
+UNIT: Final = OVERHEAD + 36  # charged for an event of 36 bytes
 TIMEOUT: Final = 10.0
 
 
@@ -36,7 +37,7 @@ def ids_of(replay: Replay | None) -> list[str]:
 
 
 async def test_an_event_bigger_than_the_session_bound_is_not_kept() -> None:
-    store = MemoryEventStore(max_session_bytes=100, max_total_bytes=10_000)
+    store = MemoryEventStore(max_session_bytes=OVERHEAD + 100, max_total_bytes=100 * UNIT)
     small = await store.append("s", "A", b"x" * 10)
     big = await store.append("s", "A", b"y" * 200)
     assert (small, big) == ("A_1", "A_2")
@@ -52,7 +53,7 @@ async def test_an_event_bigger_than_the_session_bound_is_not_kept() -> None:
 
 
 async def test_an_event_bigger_than_the_total_bound_is_not_kept() -> None:
-    store = MemoryEventStore(max_session_bytes=10_000, max_total_bytes=100)
+    store = MemoryEventStore(max_session_bytes=100 * UNIT, max_total_bytes=OVERHEAD + 100)
     other = await store.append("t", "A", b"o" * 10)
     big = await store.append("s", "A", b"y" * 200)
     assert (len(store), store.size) == (1, OVERHEAD + 10)
@@ -61,13 +62,13 @@ async def test_an_event_bigger_than_the_total_bound_is_not_kept() -> None:
 
 
 async def test_the_session_bound_takes_from_the_oldest_stream_first() -> None:
-    message = b"m" * 36  # 100 bytes charged per event
-    store = MemoryEventStore(max_session_bytes=500, max_total_bytes=10_000)
+    message = b"m" * 36  # UNIT bytes charged per event
+    store = MemoryEventStore(max_session_bytes=5 * UNIT, max_total_bytes=100 * UNIT)
     a = [await store.append("s", "A", message) for _ in range(3)]
     b = [await store.append("s", "B", message) for _ in range(2)]
-    assert store.size == 500
+    assert store.size == 5 * UNIT
     b.append(await store.append("s", "B", message))  # one over: A's oldest goes
-    assert store.size == 500
+    assert store.size == 5 * UNIT
     assert await store.replay("s", a[0]) == Replay("A", [(a[1], message), (a[2], message)])
     b.append(await store.append("s", "B", message))
     b.append(await store.append("s", "B", message))
@@ -80,7 +81,7 @@ async def test_the_session_bound_takes_from_the_oldest_stream_first() -> None:
     # Only then does B itself pay, oldest first.
     b.append(await store.append("s", "B", message))
     b.append(await store.append("s", "B", message))
-    assert (len(store), store.size) == (5, 500)
+    assert (len(store), store.size) == (5, 5 * UNIT)
     assert await store.replay("s", b[0]) is None
     assert ids_of(await store.replay("s", b[1])) == b[2:]
 
@@ -89,8 +90,8 @@ async def test_the_bounds_evict_in_append_order_whatever_the_stream() -> None:
     # A long call's stream started first; its answer, appended last, must outlive the
     # events of a later stream that were appended before it (its client is away and
     # will resume for it).
-    message = b"m" * 36  # 100 bytes charged per event
-    store = MemoryEventStore(max_session_bytes=500, max_total_bytes=10_000)
+    message = b"m" * 36  # UNIT bytes charged per event
+    store = MemoryEventStore(max_session_bytes=5 * UNIT, max_total_bytes=100 * UNIT)
     early = [await store.append("s", "A", message) for _ in range(2)]
     later = [await store.append("s", "B", message) for _ in range(3)]
     answer = await store.append("s", "A", message)
@@ -101,12 +102,12 @@ async def test_the_bounds_evict_in_append_order_whatever_the_stream() -> None:
     assert ids_of(await store.replay("s", early[1])) == [answer, answer2, answer3]
     assert await store.replay("s", later[0]) is not None  # the last evicted: resumable
     assert ids_of(await store.replay("s", later[1])) == [later[2]]
-    assert store.size == 500
+    assert store.size == 5 * UNIT
 
 
 async def test_the_total_bound_evicts_in_append_order_across_sessions() -> None:
     message = b"m" * 36
-    store = MemoryEventStore(max_session_bytes=10_000, max_total_bytes=300)
+    store = MemoryEventStore(max_session_bytes=100 * UNIT, max_total_bytes=3 * UNIT)
     first = [await store.append("first", "A", message)]
     second = [await store.append("second", "A", message) for _ in range(2)]
     first.append(await store.append("first", "A", message))  # evicts first[0], the oldest
@@ -114,28 +115,28 @@ async def test_the_total_bound_evicts_in_append_order_across_sessions() -> None:
     assert ids_of(await store.replay("first", first[0])) == first[1:]
     assert ids_of(await store.replay("second", second[0])) == second[1:]
     assert await store.replay("second", "A_0") is None  # (before the evicted event)
-    assert (len(store), store.size) == (3, 300)
+    assert (len(store), store.size) == (3, 3 * UNIT)
 
 
 async def test_the_session_bound_is_per_session() -> None:
     message = b"m" * 36
-    store = MemoryEventStore(max_session_bytes=300, max_total_bytes=10_000)
+    store = MemoryEventStore(max_session_bytes=3 * UNIT, max_total_bytes=100 * UNIT)
     quiet = [await store.append("quiet", "A", message) for _ in range(2)]
     for _ in range(10):
         await store.append("loud", "A", message)
-    assert store.size == 200 + 300
+    assert store.size == 2 * UNIT + 3 * UNIT
     assert ids_of(await store.replay("quiet", quiet[0])) == quiet[1:]
 
 
 async def test_the_total_bound_takes_from_the_oldest_session_and_spares_the_newest() -> None:
     message = b"m" * 36
-    store = MemoryEventStore(max_session_bytes=10_000, max_total_bytes=600)
+    store = MemoryEventStore(max_session_bytes=100 * UNIT, max_total_bytes=6 * UNIT)
     first = [await store.append("first", "A", message) for _ in range(2)]
     second = [await store.append("second", "A", message) for _ in range(2)]
     third = [await store.append("third", "A", message) for _ in range(2)]
-    assert store.size == 600
+    assert store.size == 6 * UNIT
     third.append(await store.append("third", "A", message))
-    assert store.size == 600
+    assert store.size == 6 * UNIT
     # first[0] went: resuming after it still misses nothing.
     assert ids_of(await store.replay("first", first[0])) == [first[1]]
     third.append(await store.append("third", "A", message))
@@ -150,13 +151,13 @@ async def test_the_total_bound_takes_from_the_oldest_session_and_spares_the_newe
     assert await store.replay("second", second[0]) is None
     assert ids_of(await store.replay("second", second[1])) == []
     assert ids_of(await store.replay("third", third[0])) == third[1:]
-    assert store.size == 600
+    assert store.size == 6 * UNIT
     assert len(store) == 6
 
 
 async def test_resumable_exactly_from_the_last_evicted_event() -> None:
     message = b"m" * 36
-    store = MemoryEventStore(max_session_bytes=300, max_total_bytes=10_000)
+    store = MemoryEventStore(max_session_bytes=3 * UNIT, max_total_bytes=100 * UNIT)
     issued = [await store.append("s", "A", message) for _ in range(10)]
     held = issued[-3:]
     for index, event_id in enumerate(issued):
@@ -185,8 +186,8 @@ async def test_replay_never_crosses_interleaved_streams() -> None:
 # -- through the HTTP server ----------------------------------------------------------------
 
 #: A long key makes the held call's log event (~1.1 KB) and answer (~1.1 KB) big next to
-#: the priming event (64 bytes): with this bound the priming and log events fit, and once
-#: the answer is stored both go (the session's events: 64 + ~1160 + ~1150 bytes).
+#: the priming event (272 bytes): with this bound the priming and log events fit, and once
+#: the answer is stored both go (the session's events: 272 + ~1370 + ~1360 bytes).
 KEY_LENGTH: Final = 1000
 SESSION_BOUND: Final = 2000
 
