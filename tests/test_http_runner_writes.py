@@ -10,7 +10,6 @@ a client that reads slowly but steadily.
 
 from __future__ import annotations
 
-import logging
 import socket
 import threading
 import time
@@ -23,6 +22,7 @@ from mcpkit.exceptions import LocalProtocolError
 from mcpkit.transports import serve_http
 
 from ._httpserver import running_server
+from ._logseen import LogSeen, watching
 
 #: Larger than what the kernel's socket buffers on loopback can absorb (a few MiB), so
 #: that most of it waits in the server's own transport buffer.
@@ -59,30 +59,10 @@ class _App:
         self.second_sent.set()
 
 
-class _Aborted(logging.Handler):
-    """Sets ``seen`` when the runner logs that it aborted a connection."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen = threading.Event()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage().startswith("aborting a connection whose client read nothing"):
-            self.seen.set()
-
-
 @pytest.fixture
-def aborted() -> Iterator[_Aborted]:
-    handler = _Aborted()
-    log = logging.getLogger("mcpkit.transports.http")
-    level = log.level
-    log.setLevel(logging.INFO)
-    log.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        log.removeHandler(handler)
-        log.setLevel(level)
+def aborted() -> Iterator[LogSeen]:
+    with watching("mcpkit.transports.http", "aborting a connection whose client read") as seen:
+        yield seen
 
 
 def _connect(port: int, path: str, *, small_window: bool = True) -> socket.socket:
@@ -112,7 +92,7 @@ def _read_all(sock: socket.socket, pause: float = 0.0, until: int | None = None)
 
 
 @pytest.mark.parametrize("path", ["/whole", "/stream"])
-def test_a_client_that_reads_nothing_is_aborted(path: str, aborted: _Aborted) -> None:
+def test_a_client_that_reads_nothing_is_aborted(path: str, aborted: LogSeen) -> None:
     app = _App()
     with running_server(app, write_timeout=0.3) as http:
         with _connect(http.port, path) as sock:
@@ -125,7 +105,7 @@ def test_a_client_that_reads_nothing_is_aborted(path: str, aborted: _Aborted) ->
         assert received < BIG, "the whole response arrived: nothing was aborted"
 
 
-def test_a_slow_but_steady_reader_gets_everything(aborted: _Aborted) -> None:
+def test_a_slow_but_steady_reader_gets_everything(aborted: LogSeen) -> None:
     # 24 MiB taken at most 1 MiB every 30 ms: about 0.75 s in all, longer than the
     # deadline, but progress in every window of it.
     with (

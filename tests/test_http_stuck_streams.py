@@ -9,9 +9,7 @@ bound can end the stream (the runner's: test_http_runner_writes.py).
 from __future__ import annotations
 
 import json
-import logging
 import socket
-import threading
 from collections.abc import Iterator
 
 import httpx
@@ -21,6 +19,7 @@ from mcpkit import RequestContext, Server
 
 from ._http_testserver import GATES
 from ._httpserver import running_server
+from ._logseen import LogSeen, watching
 from ._mcphttp import ACCEPT_BOTH, RawSession, call
 
 pytestmark = pytest.mark.anyio
@@ -47,25 +46,10 @@ def _server() -> Server:
     return server
 
 
-class _Ended(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen = threading.Event()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage().startswith("SSE client took nothing for"):
-            self.seen.set()
-
-
 @pytest.fixture
-def ended() -> Iterator[_Ended]:
-    handler = _Ended()
-    log = logging.getLogger("mcpkit.server.http")
-    log.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        log.removeHandler(handler)
+def ended() -> Iterator[LogSeen]:
+    with watching("mcpkit.server.http", "SSE client took nothing for") as seen:
+        yield seen
 
 
 @pytest.fixture
@@ -73,7 +57,7 @@ def anyio_backend() -> str:
     return "asyncio"  # the client side only; the server runs in its own thread
 
 
-async def test_a_stream_whose_client_takes_nothing_is_ended(ended: _Ended) -> None:
+async def test_a_stream_whose_client_takes_nothing_is_ended(ended: LogSeen) -> None:
     app = _server().streamable_http_app(keepalive=0.2, max_stream_buffer=64 * 1024 * 1024)
     key = "stuck-stream"
     GATES.forget(key, f"{key}:started", f"{key}:go")
