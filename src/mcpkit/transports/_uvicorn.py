@@ -143,7 +143,8 @@ def _protocol_class(
 
         def pause_writing(self) -> None:
             super().pause_writing()
-            if self._stall_timer is None and not self._writes.upgraded:
+            # (Never after a WebSocket upgrade: the transport then pauses the new protocol.)
+            if self._stall_timer is None:
                 self._stall_left = unsent_bytes(self._writes)
                 self._stall_timer = self.loop.call_later(write_timeout, self._check_stall)
 

@@ -16,7 +16,7 @@ _OUTQ: int | None
 try:  # (POSIX only)
     import fcntl
     import termios
-except ImportError:  # pragma: no cover  (Windows)
+except ImportError:  # pragma: no cover  (Windows has neither module; CI runs on Linux)
     _OUTQ = None
 else:
     _OUTQ = getattr(termios, "TIOCOUTQ", None)
