@@ -32,6 +32,7 @@ from ..exceptions import (
     TransportError,
 )
 from ..types import RequestId, Tool
+from ._http_client_decoding import ACCEPT_ENCODING
 from ._http_client_exchange import _JSON, _SESSION, _SSE, Exchanges, _Item, session_expired
 from ._http_client_messages import (
     check_url,
@@ -300,6 +301,7 @@ class StreamableHTTPChannel(Exchanges):
     ) -> httpx.Headers:
         headers = httpx.Headers(self._t.headers)
         headers["Accept"] = accept
+        headers["Accept-Encoding"] = ACCEPT_ENCODING  # only what is inflated with a bound
         session = session or self.session_id
         # A new initialize starts a new session: it carries neither header.
         if not initialize:

@@ -20,7 +20,8 @@ import anyio.lowlevel
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEParser, media_type
 from ..types import RequestId
-from ._http_client_messages import describe_http_error
+from ._http_client_decoding import body_decoder
+from ._http_client_messages import describe_http_error, one_line
 
 #: Why httpx could not be imported (reported when a transport is constructed), or None.
 HTTPX_IMPORT_ERROR: ImportError | None = None
@@ -50,7 +51,12 @@ async def read_body(response: httpx.Response, limit: int, *, truncate: bool = Fa
         RemoteProtocolError: the body is longer and ``truncate`` is false.
         httpx.HTTPError: the body could not be read.
     """
-    declared = response.headers.get("content-length", "")
+    # (A compressed body's declared length is not its decoded length.)
+    declared = (
+        ""
+        if response.headers.get("content-encoding")
+        else response.headers.get("content-length", "")
+    )
     if not truncate and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise RemoteProtocolError(
             f"the response body ({declared} bytes) exceeds max_response_bytes ({limit})"
@@ -68,6 +74,17 @@ async def read_body(response: httpx.Response, limit: int, *, truncate: bool = Fa
 
     await iterate_body(response, consume)
     return bytes(buffer)
+
+
+async def body_excerpt(response: httpx.Response, limit: int) -> str:
+    """The start of an error response's body, for a message (never the whole body)."""
+    try:
+        data = await read_body(response, limit, truncate=True)
+    except (httpx.HTTPError, httpx.StreamError, RemoteProtocolError):
+        data = b""
+    # (one line, no control characters: the server's words go into exceptions and logs)
+    text = one_line(data.decode("utf-8", "replace"), limit)
+    return f"({text})" if text else ""
 
 
 async def read_events(
@@ -135,16 +152,20 @@ async def iterate_body(
     """
     error: BaseException | None = None
     draining: int | None = None  # bytes read since consume asked to stop, when draining
+    # The body is read raw and inflated here, a bounded piece at a time (see
+    # _http_client_decoding): httpx would inflate each network chunk whole.
+    decoder = body_decoder(response.headers.get("content-encoding"))
     with anyio.CancelScope() as scope:
-        async for chunk in response.aiter_bytes():
-            if scope.cancel_called:
-                continue  # the cancellation lands in httpx's next read
+
+        async def take(chunk: bytes) -> bool:
+            """Hand a decoded chunk on; whether to go on reading."""
+            nonlocal draining, error
             if draining is not None:
                 draining += len(chunk)
                 if draining > DRAIN_BYTES:
                     logger.debug("closing an answered stream the server keeps sending on")
                     scope.cancel()
-                    continue
+                    return False
             try:
                 if draining is not None:
                     # The drain's deadline ends a wait in consume (for room in a queue,
@@ -159,6 +180,21 @@ async def iterate_body(
                         scope.cancel()
             except BaseException as exc:  # re-raised below, once httpx let go
                 error = exc
+                scope.cancel()
+            return not scope.cancel_called
+
+        async for raw in response.aiter_raw():
+            if scope.cancel_called:
+                continue  # the cancellation lands in httpx's next read
+            if decoder is None:
+                await take(raw)
+                continue
+            try:
+                for chunk in decoder.feed(raw):
+                    if not await take(chunk):
+                        break
+            except ValueError as exc:  # corrupt data: as httpx reports it
+                error = httpx.DecodingError(str(exc), request=response.request)
                 scope.cancel()
     if error is not None:
         if isinstance(error, anyio.get_cancelled_exc_class()):

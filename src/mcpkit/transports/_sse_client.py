@@ -27,8 +27,9 @@ from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
 from ..protocol import SSEEvent, SSEParser
 from ..types._echo import peer_text
-from ._http_client_messages import check_url, describe_http_error, one_line, redirect_note
-from ._http_client_streams import iterate_body, read_body
+from ._http_client_decoding import ACCEPT_ENCODING
+from ._http_client_messages import check_url, describe_http_error, redirect_note
+from ._http_client_streams import body_excerpt, iterate_body
 
 if TYPE_CHECKING:
     import httpx
@@ -173,15 +174,15 @@ class SSEChannel:
         return self
 
     async def _open(self, client: httpx.AsyncClient) -> None:
-        request = client.build_request(
-            "GET", self._t.url, headers={"accept": "text/event-stream", "cache-control": "no-store"}
-        )
+        headers = {"accept": "text/event-stream", "cache-control": "no-store"}
+        headers["accept-encoding"] = ACCEPT_ENCODING  # (see _http_client_decoding)
+        request = client.build_request("GET", self._t.url, headers=headers)
         # Never a redirect, whatever a given http_client does: the endpoint's origin check
         # is what keeps messages (and credentials) from being sent elsewhere.
         self._response = response = await client.send(request, stream=True, follow_redirects=False)
         if response.status_code != 200:
             note = redirect_note(response)
-            excerpt = await _excerpt(response) if note is None else f"({note})"
+            excerpt = await body_excerpt(response, _ERROR_EXCERPT) if note is None else f"({note})"
             raise TransportError(
                 f"the server refused the SSE stream at {self._t.url}: HTTP "
                 f"{response.status_code} {excerpt}".rstrip(),
@@ -342,7 +343,7 @@ class SSEChannel:
                 "POST",
                 self.endpoint_url,
                 content=message,
-                headers={"content-type": "application/json"},
+                headers={"content-type": "application/json", "accept-encoding": ACCEPT_ENCODING},
                 timeout=timeout,
                 follow_redirects=False,  # (see _open)
             ) as response:
@@ -350,7 +351,7 @@ class SSEChannel:
                 # 202 Accepted is what servers send; any 2xx means the message was taken.
                 if 200 <= status < 300:
                     return
-                excerpt = await _excerpt(response)
+                excerpt = await body_excerpt(response, _ERROR_EXCERPT)
         except httpx.HTTPError as exc:
             why = describe_http_error(exc)
             raise MessageNotDelivered(f"the message could not be POSTed: {why}") from exc
@@ -385,16 +386,3 @@ class SSEChannel:
         assert self._task_group is not None
         # Not handed the exception: it propagates as it is, not wrapped in a group.
         await self._task_group.__aexit__(None, None, None)
-
-
-async def _excerpt(response: httpx.Response) -> str:
-    """The start of an error response's body, for a message (never the whole body)."""
-    import httpx
-
-    try:
-        data = await read_body(response, _ERROR_EXCERPT, truncate=True)
-    except (httpx.HTTPError, httpx.StreamError):
-        data = b""
-    # (one line, no control characters: the server's words go into exceptions and logs)
-    text = one_line(data.decode("utf-8", "replace"), _ERROR_EXCERPT)
-    return f"({text})" if text else ""
