@@ -8,6 +8,7 @@ The peer is the scripted fake server (tests/_fake_mcp_http.py) on 127.0.0.1.
 from __future__ import annotations
 
 import gzip
+import itertools
 import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator
@@ -15,11 +16,14 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpkit.client import Client
 from mcpkit.exceptions import MessageNotDelivered, RemoteProtocolError
 from mcpkit.server import LowLevelServer, RequestContext, SSEApp
 from mcpkit.transports import SSETransport, StreamableHTTPTransport
+from mcpkit.transports._http_client_decoding import PIECE, body_decoder
 from mcpkit.types import TextContent, Tool
 
 from ._fake_mcp_http import Exchange, FakeMCPServer, Handler, rpc_result, sse
@@ -272,3 +276,42 @@ async def test_the_legacy_sse_client_inflates_a_gzipped_stream() -> None:
             assert result.content == [TextContent(text="squeezed")]
     assert app.asked  # the GET stream and the POSTs
     assert set(app.asked) == {"gzip, deflate"}
+
+
+PACKERS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzipped,
+    "deflate": zlibbed,
+    "raw-deflate": raw_deflated,
+    "gzip-members": two_members,
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.binary(max_size=4096) | st.builds(lambda n: b"z" * n, st.integers(0, 300_000)),
+    packer=st.sampled_from(sorted(PACKERS)),
+    cuts=st.lists(st.integers(0, 1 << 20), max_size=6),
+)
+def test_inflating_in_pieces_gives_the_body_back(data: bytes, packer: str, cuts: list[int]) -> None:
+    packed = PACKERS[packer](data)
+    decoder = body_decoder("deflate" if "deflate" in packer else "gzip")
+    assert decoder is not None
+    bounds = sorted({0, len(packed), *(c % (len(packed) + 1) for c in cuts)})
+    pieces = [piece for a, b in itertools.pairwise(bounds) for piece in decoder.feed(packed[a:b])]
+    assert all(0 < len(piece) <= PIECE for piece in pieces)
+    assert b"".join(pieces) == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(junk=st.binary(max_size=512), coding=st.sampled_from(["gzip", "deflate"]))
+def test_arbitrary_bytes_inflate_or_raise_value_error(junk: bytes, coding: str) -> None:
+    decoder = body_decoder(coding)
+    assert decoder is not None
+    pieces = decoder.feed(junk)
+    try:
+        sizes = [len(piece) for piece in pieces]
+    except ValueError as exc:
+        reason = str(exc)
+        assert reason.startswith(f"invalid {coding} data") or reason.endswith("deflate data")
+    else:
+        assert all(size <= PIECE for size in sizes)

@@ -40,12 +40,14 @@ class BodyDecoder:
     send it, told apart by its first bytes as browsers do.
     """
 
-    __slots__ = ("_coding", "_inflater", "_started")
+    __slots__ = ("_coding", "_head", "_inflater")
 
     def __init__(self, coding: str) -> None:
         self._coding = coding
         self._inflater = zlib.decompressobj(_GZIP if coding == "gzip" else _ZLIB)
-        self._started = False  # whether any input was inflated yet
+        #: deflate: the first bytes, kept until there are two to tell zlib from raw
+        #: deflate by; None once told (and for gzip).
+        self._head: bytes | None = b"" if coding == "deflate" else None
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """The decoded pieces of the next raw chunk, made one at a time as they are taken.
@@ -53,9 +55,13 @@ class BodyDecoder:
         Raises:
             ValueError: the data is not valid for the coding (the message says where).
         """
-        if not self._started and data:
-            self._started = True
-            if self._coding == "deflate" and not _zlib_header(data):
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < 2:
+                self._head = data
+                return
+            self._head = None
+            if not _zlib_header(data):
                 self._inflater = zlib.decompressobj(_RAW_DEFLATE)
         while True:
             inflater = self._inflater
@@ -82,10 +88,8 @@ class BodyDecoder:
 
 def _zlib_header(data: bytes) -> bool:
     """Whether ``data`` starts with a zlib header (RFC 1950 section 2.2: method 8, and the
-    first two bytes as a big-endian number a multiple of 31). Raw deflate data cannot
-    start so: its first block header would have to be invalid."""
-    if len(data) < 2:
-        return True  # too short to tell: zlib's own error will say what is wrong
+    first two bytes as a big-endian number a multiple of 31). Raw deflate data starts so
+    only with a stored block padded with non-zero bits, which encoders do not write."""
     return data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
 
 
