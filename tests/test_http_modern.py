@@ -7,6 +7,7 @@ client served by the same endpoint at the same time.
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import threading
 from collections.abc import Iterator
@@ -209,6 +210,15 @@ async def test_error_statuses(
     answer = response.json()
     assert answer["id"] == 1
     assert answer["error"]["code"] == code
+
+
+async def test_a_compressed_body_is_415(http: RunningServer) -> None:
+    content = body(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    headers = {**headers_for("tools/call", "echo"), "content-encoding": "gzip"}
+    response = await post(http, gzip.compress(content), headers)
+    assert response.status_code == 415
+    assert response.headers["accept-encoding"] == "identity"
+    assert "send the body uncompressed" in response.json()["error"]["message"]
 
 
 async def test_unsupported_version_lists_the_supported(http: RunningServer) -> None:

@@ -7,6 +7,7 @@ ended session, wrong path), 405, 406, 408, 413, 415, 421 (Host), 431, 503 (sessi
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import time
@@ -80,6 +81,8 @@ PROBES: list[tuple[str, dict[str, str], int]] = [
     # Content negotiation.
     ("text/plain body", {"content-type": "text/plain"}, 415),
     ("form body", {"content-type": "application/x-www-form-urlencoded"}, 415),
+    ("gzip body", {"content-encoding": "gzip"}, 415),
+    ("layered body", {"content-encoding": "identity, br"}, 415),
     ("empty accept", {"accept": ""}, 406),
     ("json only", {"accept": "application/json"}, 406),
     ("sse only", {"accept": "text/event-stream"}, 406),
@@ -189,6 +192,23 @@ async def test_body_limit_exact_and_one_over(http: RunningServer) -> None:
         chunked = await client.post(url_of(http), content=chunks(), headers=session.headers())
         assert chunked.status_code == 413
         assert (await session.call(3, "ping"))["result"] == {}
+
+
+async def test_compressed_bodies_are_415_naming_what_is_accepted(http: RunningServer) -> None:
+    async with httpx.AsyncClient() as client:
+        session = await open_session(client, url_of(http))
+        packed = gzip.compress(request(5, "ping"))
+        headers = {**session.headers(), "content-encoding": "gzip"}
+        refused = await client.post(url_of(http), content=packed, headers=headers)
+        assert refused.status_code == 415
+        assert refused.headers["accept-encoding"] == "identity"  # RFC 9110 section 15.5.16
+        assert "Content-Encoding 'gzip'" in error_of(refused)["message"]
+        assert "connection" not in refused.headers  # a framed body: read and dropped
+        # "identity" is no coding at all; the session went on either way.
+        headers["content-encoding"] = "Identity"
+        plain = await client.post(url_of(http), content=request(6, "ping"), headers=headers)
+        assert plain.status_code == 200, plain.text
+        assert (await session.call(7, "ping"))["result"] == {}
 
 
 def raw_exchange(port: int, data: bytes, timeout: float = 10.0) -> bytes:

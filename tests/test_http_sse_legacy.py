@@ -12,6 +12,7 @@ to end over real sockets on 127.0.0.1 (uvicorn in a thread, ``tests/_httpserver.
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import sys
@@ -313,6 +314,10 @@ async def test_status_rules(everything: LowLevelServer) -> None:
             response = await stream.post(exact + b" ")
             assert response.status_code == 413
             assert "connection" not in response.headers  # just over: the rest is read
+            # A compressed body: 415, naming what is accepted (RFC 9110 section 15.5.16).
+            response = await stream.post(gzip.compress(INITIALIZE), **{"content-encoding": "gzip"})
+            assert response.status_code == 415
+            assert response.headers["accept-encoding"] == "identity"
             # Not JSON at all: 400 with an id-less -32700 (no message reaches the session).
             response = await stream.post(b"{nope")
             assert response.status_code == 400

@@ -243,7 +243,8 @@ async def read_body(
     that grows past ``limit`` while streaming (chunked) is refused once it ends or passes
     twice the limit (413, RFC 9110 section 15.5.14). A body not complete within
     ``timeout`` seconds is refused with 408, so a client trickling bytes cannot hold a
-    worker.
+    worker. A compressed body (any ``Content-Encoding`` but ``identity``) is refused with
+    415 unread: MCP messages are sent as they are.
 
     Whether the connection closes: after the answer, the server reads and discards the
     unread rest before the connection's next request (uvicorn: for as long as the client
@@ -260,6 +261,17 @@ async def read_body(
             return Refusal(400, "Bad Request: invalid Content-Length", True)
         if int(declared) > limit:
             return _too_large(limit, close=int(declared) > 2 * limit)
+    coding = headers.get(b"content-encoding")
+    if coding is not None and coding.strip().lower() != b"identity":
+        # A compressed body would read as a parse error, and inflating it would need its
+        # own bound: 415 names the problem (RFC 9110 section 8.4; refuse_body adds the
+        # Accept-Encoding it asks for, section 15.5.16).
+        return Refusal(
+            415,
+            f"Unsupported Media Type: Content-Encoding {peer_text(coding.decode('latin-1'))} "
+            "is not accepted; send the body uncompressed",
+            declared is None or int(declared) > 2 * limit,
+        )
     # (inlined memo lookup: this is on every POST's path)
     function = getattr(receive, "__func__", None)
     steppable = _STEPPABLE_VERDICTS.get(function)
@@ -341,6 +353,8 @@ async def refuse_body(
 ) -> None:
     """Answer a refusal of :func:`read_body` (``connection: close`` where it says so)."""
     extra = [*headers, _CLOSE] if refusal.close else headers
+    if refusal.status == 415:  # (only for a Content-Encoding: "what would be accepted")
+        extra = [*extra, (b"accept-encoding", b"identity")]
     await respond_error(send, refusal.status, refusal.reason, headers=extra)
 
 
