@@ -454,3 +454,29 @@ def test_encode_retry_sets_the_delay_without_dispatching() -> None:
     for bad in (-1, True, 1.5):
         with pytest.raises(LocalProtocolError):
             encode_retry(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("line", [b"data: ab\n", b"data: abcdef\n", b"data:\n"], ids=str)
+def test_short_data_lines_hold_no_more_than_the_limit(line: bytes) -> None:
+    """The data buffer is the spec's buffer itself: an event of many short data lines
+    (under the limit) costs about what the limit counts, not ~40 bytes per line."""
+    import tracemalloc
+
+    limit = 256 * 1024
+    value = line[len(b"data: ") : -1] if line.startswith(b"data: ") else b""
+    count = (limit - len(line)) // (len(value) + 1)  # the event just fits
+    chunk = line * 4096
+    parser = SSEParser(max_event_bytes=limit)
+    tracemalloc.start()
+    try:
+        for _ in range(count // 4096):
+            assert parser.feed(chunk) == []
+        assert parser.feed(line * (count % 4096)) == []
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    [event] = parser.feed(b"\n")
+    assert event.data == b"\n".join([value] * count)
+    # The buffer (<= limit, plus growth slack) and one chunk's lines; a list of lines
+    # took 14 times the limit for 2-byte values.
+    assert peak < 3 * limit, f"peak {peak / limit:.1f} x the limit"

@@ -216,7 +216,11 @@ class SSEParser:
         self._head = b""  # up to two bytes that might begin a BOM
         self._skip_lf = False  # the last line ended with CR: an LF next is part of it
         self._partial = bytearray()  # the unterminated last line
-        self._data: list[bytes] = []  # the data buffer, one item per data line
+        # The data lines joined with LF as they come (the spec's data buffer less its last
+        # LF): one bytes for the usual single line, a bytearray from the second on. A list
+        # of one item per line would cost ~40 bytes a line: short data lines could make it
+        # hold ~20 times max_event_bytes.
+        self._data: bytes | bytearray = b""
         self._data_size = 0  # len of the spec's data buffer: values plus one LF each
         self._event_type = ""
         self._event_id: str | None = None
@@ -289,7 +293,7 @@ class SSEParser:
                 continue
             # §9.2.6 "dispatch the event", step 1: the block is complete, its id counts.
             self.last_event_id = self._id_buffer
-            if self._data:
+            if self._data_size:  # (at least one data line, even an empty one)
                 events.append(self._dispatch())
             else:
                 # Step 2: an empty data buffer dispatches nothing; the buffers are reset.
@@ -347,7 +351,13 @@ class SSEParser:
         if name == b"data":
             # "Append the field value to the data buffer, then append a single U+000A LINE
             # FEED (LF) character to the data buffer."
-            self._data.append(value)
+            if not self._data_size:
+                self._data = value
+            else:
+                if type(self._data) is bytes:
+                    self._data = bytearray(self._data)
+                self._data += b"\n"
+                self._data += value
             self._data_size += len(value) + 1
         elif name == b"event":
             self._event_type = value.decode("utf-8", "replace")
@@ -368,12 +378,13 @@ class SSEParser:
     def _dispatch(self) -> SSEEvent:
         # §9.2.6 "dispatch the event": the data buffer without its trailing LF is the data
         # lines joined with LF; an empty event type buffer means "message".
+        data = self._data
         event = SSEEvent(
-            data=b"\n".join(self._data),
+            data=data if type(data) is bytes else bytes(data),
             event=self._event_type or "message",
             id=self._event_id,
         )
-        self._data = []
+        self._data = b""
         self._data_size = 0
         self._event_type = ""
         self._event_id = None

@@ -305,7 +305,9 @@ async def read_body(
     body: bytes = message.get("body", b"")
     if not message.get("more_body", False):
         return body if len(body) <= limit else _too_large(limit, close=False)
-    parts = [body]
+    # One buffer, not a list of the chunks: a client sending its body a few bytes at a
+    # time would make a list hold ~40 bytes per chunk, ten times the limit and more.
+    buffer = bytearray(body)
     size = len(body)
     with anyio.move_on_after(timeout):
         while True:
@@ -317,9 +319,9 @@ async def read_body(
             chunk = message.get("body", b"")
             size += len(chunk)
             if size <= limit:  # past it, the rest is only counted (read to its end)
-                parts.append(chunk)
+                buffer += chunk
             if not message.get("more_body", False):
-                return b"".join(parts) if size <= limit else _too_large(limit, close=False)
+                return bytes(buffer) if size <= limit else _too_large(limit, close=False)
     if size > limit:  # too large and too slow: the size is the answer
         return _too_large(limit, close=True)
     return _timed_out(timeout)
