@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -315,3 +316,25 @@ def test_arbitrary_bytes_inflate_or_raise_value_error(junk: bytes, coding: str) 
         assert reason.startswith(f"invalid {coding} data") or reason.endswith("deflate data")
     else:
         assert all(size <= PIECE for size in sizes)
+
+
+async def test_a_body_an_event_hook_has_read_is_still_delivered(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    """A caller's http_client may read answers in a hook (to log them, say): the body is
+    then taken as httpx read it."""
+    fake, url = peer
+    fake.script("tools/list", coded("gzip", gzipped, tools_json))
+    sizes: list[int] = []
+
+    async def log_body(response: httpx.Response) -> None:
+        if response.request.method == "POST":
+            sizes.append(len(await response.aread()))
+
+    with anyio.fail_after(LIMIT):
+        async with httpx.AsyncClient(event_hooks={"response": [log_body]}) as http:
+            transport = StreamableHTTPTransport(url, http_client=http)
+            async with Client(transport, timeout=LIMIT) as client:
+                tools = await client.list_tools()
+    assert [tool.name for tool in tools.tools] == ["echo"]
+    assert len(sizes) >= 3  # initialize, initialized, tools/list

@@ -10,7 +10,7 @@ MCP ``basic/transports.mdx`` "Streamable HTTP" (2025-03-26, 2025-06-18, 2025-11-
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -153,8 +153,11 @@ async def iterate_body(
     error: BaseException | None = None
     draining: int | None = None  # bytes read since consume asked to stop, when draining
     # The body is read raw and inflated here, a bounded piece at a time (see
-    # _http_client_decoding): httpx would inflate each network chunk whole.
-    decoder = body_decoder(response.headers.get("content-encoding"))
+    # _http_client_decoding): httpx would inflate each network chunk whole. (Unless an
+    # event hook of the caller's http_client has read it already: then as httpx has.)
+    read_already = response.is_stream_consumed
+    decoder = None if read_already else body_decoder(response.headers.get("content-encoding"))
+    chunks = _content_of(response) if read_already else response.aiter_raw()
     with anyio.CancelScope() as scope:
 
         async def take(chunk: bytes) -> bool:
@@ -183,7 +186,7 @@ async def iterate_body(
                 scope.cancel()
             return not scope.cancel_called
 
-        async for raw in response.aiter_raw():
+        async for raw in chunks:
             if scope.cancel_called:
                 continue  # the cancellation lands in httpx's next read
             if decoder is None:
@@ -201,6 +204,10 @@ async def iterate_body(
             await anyio.lowlevel.checkpoint()  # the outer cancellation, raised afresh
         raise error
     return scope.cancel_called or draining is not None
+
+
+async def _content_of(response: httpx.Response) -> AsyncIterator[bytes]:
+    yield response.content
 
 
 Deliver = Callable[[bytes], Awaitable[bool]]
