@@ -141,11 +141,17 @@ class TransportError(MCPError):
     Attributes:
         status: the HTTP status behind the failure, if there was one (informational: HTTP
             statuses are never JSON-RPC error codes).
+        retry_after: seconds the server asked the client to wait before trying again
+            (its ``Retry-After`` header, RFC 9110 section 10.2.3, say with a 503 at its
+            session cap or a gateway's 429), at most a day; ``None`` if it said nothing.
     """
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
 
 
 class MessageNotDelivered(TransportError):

@@ -40,6 +40,7 @@ from ._http_client_messages import (
     describe_failure,
     describe_http_error,
     redirect_note,
+    retry_after,
 )
 from ._http_client_modern import modern_headers
 from ._http_client_streams import (
@@ -356,4 +357,8 @@ class StreamableHTTPChannel(Exchanges):
             ) from exc
         content_type = response.headers.get("content-type")
         note = redirect_note(response)
-        raise MessageNotDelivered(describe_failure(status, content_type, body, note), status=status)
+        raise MessageNotDelivered(
+            describe_failure(status, content_type, body, note),
+            status=status,
+            retry_after=retry_after(response),
+        )

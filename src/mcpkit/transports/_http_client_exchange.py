@@ -32,6 +32,7 @@ from ._http_client_messages import (
     negotiated_version,
     peek_incoming,
     redirect_note,
+    retry_after,
     stray_response,
 )
 from ._http_client_streams import (
@@ -176,6 +177,7 @@ class Exchanges:
                     return MessageNotDelivered(
                         describe_failure(status, content_type, body, redirect_note(response)),
                         status=status,
+                        retry_after=retry_after(response),
                     )
                 kind = media_type(content_type)
                 if kind == _JSON:

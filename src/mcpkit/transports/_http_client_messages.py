@@ -5,6 +5,8 @@ and one-line explanations of a refused POST. No I/O.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -232,6 +234,29 @@ def redirect_note(response: httpx.Response) -> str | None:
         f"a redirect to {peer_text(target)}; mcpkit does not follow redirects: "
         "connect to that URL instead"
     )
+
+
+#: The longest Retry-After taken as given (a day): a server's number is not a promise.
+_MAX_RETRY_AFTER: Final = 86400.0
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The seconds a refusal's ``Retry-After`` asks for (RFC 9110 section 10.2.3: a number
+    of seconds or an HTTP date), between 0 and a day; ``None`` when it is absent or not
+    one of those."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    if value.isascii() and value.isdigit():
+        return _MAX_RETRY_AFTER if len(value) > 6 else min(float(value), _MAX_RETRY_AFTER)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # (-0000: no zone given; HTTP dates are GMT)
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    delay = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    return min(max(delay, 0.0), _MAX_RETRY_AFTER)
 
 
 def describe_http_error(exc: Exception) -> str:

@@ -28,7 +28,7 @@ from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportErro
 from ..protocol import SSEEvent, SSEParser
 from ..types._echo import peer_text
 from ._http_client_decoding import ACCEPT_ENCODING
-from ._http_client_messages import check_url, describe_http_error, redirect_note
+from ._http_client_messages import check_url, describe_http_error, redirect_note, retry_after
 from ._http_client_streams import body_excerpt, iterate_body
 
 if TYPE_CHECKING:
@@ -187,6 +187,7 @@ class SSEChannel:
                 f"the server refused the SSE stream at {self._t.url}: HTTP "
                 f"{response.status_code} {excerpt}".rstrip(),
                 status=response.status_code,
+                retry_after=retry_after(response),
             )
         ctype = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype != "text/event-stream":
@@ -352,11 +353,14 @@ class SSEChannel:
                 if 200 <= status < 300:
                     return
                 excerpt = await body_excerpt(response, _ERROR_EXCERPT)
+                wait = retry_after(response)
         except httpx.HTTPError as exc:
             why = describe_http_error(exc)
             raise MessageNotDelivered(f"the message could not be POSTed: {why}") from exc
         raise MessageNotDelivered(
-            f"the server answered HTTP {status} to a message {excerpt}".rstrip(), status=status
+            f"the server answered HTTP {status} to a message {excerpt}".rstrip(),
+            status=status,
+            retry_after=wait,
         )
 
     async def aclose(self) -> None:

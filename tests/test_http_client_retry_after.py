@@ -1,0 +1,92 @@
+"""``Retry-After`` on a refusal reaches the caller as ``retry_after`` (seconds, at most a
+day) on the error, from the Streamable HTTP and the legacy HTTP+SSE clients: a 503 at a
+server's session cap or a gateway's 429 says when to come back."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from mcpkit.client import Client
+from mcpkit.exceptions import MessageNotDelivered, TransportError
+from mcpkit.server import LowLevelServer, SSEApp
+from mcpkit.transports import SSETransport, StreamableHTTPTransport
+
+from ._fake_mcp_http import FakeMCPServer, reply, rpc_error
+from ._httpserver import running_server
+
+pytestmark = pytest.mark.anyio
+
+LIMIT = 10.0
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[tuple[FakeMCPServer, str]]:
+    fake = FakeMCPServer()
+    with running_server(fake) as server:
+        yield fake, server.url + "/mcp"
+
+
+@pytest.fixture
+def peer(shared: tuple[FakeMCPServer, str]) -> tuple[FakeMCPServer, str]:
+    shared[0].reset()
+    return shared
+
+
+def in_a_minute() -> str:
+    return email.utils.formatdate(time.time() + 60, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    ("status", "header", "low", "high"),
+    [
+        (503, "5", 5, 5),
+        (429, "0", 0, 0),
+        (503, " 120 ", 120, 120),
+        (503, "99999999999", 86400, 86400),  # at most a day
+        (503, "in_a_minute", 55, 60),  # an HTTP date
+        (503, "Wed, 21 Oct 2015 07:28:00 GMT", 0, 0),  # past: now
+        (503, "soon", None, None),
+        (503, "-5", None, None),
+        (503, None, None, None),
+    ],
+    ids=["seconds", "zero", "spaces", "capped", "date", "past-date", "word", "negative", "absent"],
+)
+async def test_streamable_http_refusals_carry_retry_after(
+    peer: tuple[FakeMCPServer, str],
+    status: int,
+    header: str | None,
+    low: float | None,
+    high: float | None,
+) -> None:
+    fake, url = peer
+    value = in_a_minute() if header == "in_a_minute" else header
+    headers = [] if value is None else [("retry-after", value)]
+    fake.script("tools/list", reply(status, rpc_error(None, -32000, "busy"), headers=headers))
+    with anyio.fail_after(LIMIT):
+        async with Client(StreamableHTTPTransport(url), timeout=LIMIT) as client:
+            with pytest.raises(MessageNotDelivered) as info:
+                await client.list_tools()
+            await client.ping()  # only that request failed
+    assert info.value.status == status
+    if low is None:
+        assert info.value.retry_after is None
+    else:
+        assert info.value.retry_after is not None
+        assert low <= info.value.retry_after <= (high if high is not None else low)
+
+
+async def test_legacy_sse_refusal_at_the_session_cap_carries_retry_after() -> None:
+    app = SSEApp(LowLevelServer("t", "1"), max_sessions=1)
+    with running_server(app) as server, anyio.fail_after(LIMIT):
+        async with Client(SSETransport(server.url + "/sse"), timeout=LIMIT) as first:
+            await first.ping()
+            with pytest.raises(TransportError) as info:
+                async with Client(SSETransport(server.url + "/sse"), timeout=LIMIT):
+                    pass  # pragma: no cover (the stream is refused)
+    assert info.value.status == 503
+    assert info.value.retry_after == 5
