@@ -1,4 +1,4 @@
-"""Shared fixtures: every async test runs on asyncio and on trio."""
+"""Shared fixtures: every async test runs on asyncio and on trio; the scripted fake HTTP peer."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from ._fake_mcp_http import FakeMCPServer
+from ._httpserver import running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -53,3 +56,19 @@ def load_module(path: os.PathLike[str], name: str) -> Iterator[ModuleType]:
         yield module
     finally:
         del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def scripted_server() -> Iterator[tuple[FakeMCPServer, str]]:
+    """The scripted fake Streamable HTTP peer (tests/_fake_mcp_http.py) on 127.0.0.1, one
+    per test module, and its endpoint URL."""
+    fake = FakeMCPServer()
+    with running_server(fake) as server:
+        yield fake, server.url + "/mcp"
+
+
+@pytest.fixture
+def scripted_peer(scripted_server: tuple[FakeMCPServer, str]) -> tuple[FakeMCPServer, str]:
+    """:func:`scripted_server`, its scripts and records reset for this test."""
+    scripted_server[0].reset()
+    return scripted_server

@@ -11,7 +11,7 @@ import gzip
 import itertools
 import tracemalloc
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -34,19 +34,6 @@ pytestmark = pytest.mark.anyio
 
 LIMIT = 20.0
 TOOLS = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[tuple[FakeMCPServer, str]]:
-    fake = FakeMCPServer()
-    with running_server(fake) as server:
-        yield fake, server.url + "/mcp"
-
-
-@pytest.fixture
-def peer(shared: tuple[FakeMCPServer, str]) -> tuple[FakeMCPServer, str]:
-    shared[0].reset()
-    return shared
 
 
 def gzipped(data: bytes) -> bytes:
@@ -126,14 +113,14 @@ def tools_sse(ex: Exchange) -> bytes:
     ],
 )
 async def test_compressed_answers_are_decoded(
-    peer: tuple[FakeMCPServer, str],
+    scripted_peer: tuple[FakeMCPServer, str],
     coding: str,
     pack: Callable[[bytes], bytes],
     payload: Callable[[Exchange], bytes],
     content_type: str,
     pieces: int,
 ) -> None:
-    fake, url = peer
+    fake, url = scripted_peer
     fake.script(
         "tools/list", coded(coding, pack, payload, content_type=content_type, pieces=pieces)
     )
@@ -178,9 +165,9 @@ def bomb_answer(bomb: bytes, *, events: bool) -> Handler:
     ids=["json", "sse"],
 )
 async def test_a_compression_bomb_is_refused_within_bounded_memory(
-    peer: tuple[FakeMCPServer, str], bomb: bytes, events: bool, limit: str
+    scripted_peer: tuple[FakeMCPServer, str], bomb: bytes, events: bool, limit: str
 ) -> None:
-    fake, url = peer
+    fake, url = scripted_peer
     fake.script("tools/list", bomb_answer(bomb, events=events))
     transport = StreamableHTTPTransport(url, max_response_bytes=1 << 20, max_event_bytes=1 << 20)
     with anyio.fail_after(LIMIT):
@@ -214,9 +201,13 @@ async def test_a_compression_bomb_is_refused_within_bounded_memory(
     ids=["br-not-asked-for", "layered", "corrupt-gzip", "trailing-bytes"],
 )
 async def test_unusable_codings_fail_the_request_clearly(
-    peer: tuple[FakeMCPServer, str], coding: str, body: bytes, error: type[Exception], text: str
+    scripted_peer: tuple[FakeMCPServer, str],
+    coding: str,
+    body: bytes,
+    error: type[Exception],
+    text: str,
 ) -> None:
-    fake, url = peer
+    fake, url = scripted_peer
 
     async def handler(ex: Exchange) -> None:
         await ex.start(200, "application/json", [("content-encoding", coding)])
@@ -319,11 +310,11 @@ def test_arbitrary_bytes_inflate_or_raise_value_error(junk: bytes, coding: str) 
 
 
 async def test_a_body_an_event_hook_has_read_is_still_delivered(
-    peer: tuple[FakeMCPServer, str],
+    scripted_peer: tuple[FakeMCPServer, str],
 ) -> None:
     """A caller's http_client may read answers in a hook (to log them, say): the body is
     then taken as httpx read it."""
-    fake, url = peer
+    fake, url = scripted_peer
     fake.script("tools/list", coded("gzip", gzipped, tools_json))
     sizes: list[int] = []
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import Iterator
 
 import anyio
 import pytest
@@ -22,19 +21,6 @@ from ._httpserver import running_server
 pytestmark = pytest.mark.anyio
 
 LIMIT = 10.0
-
-
-@pytest.fixture(scope="module")
-def shared() -> Iterator[tuple[FakeMCPServer, str]]:
-    fake = FakeMCPServer()
-    with running_server(fake) as server:
-        yield fake, server.url + "/mcp"
-
-
-@pytest.fixture
-def peer(shared: tuple[FakeMCPServer, str]) -> tuple[FakeMCPServer, str]:
-    shared[0].reset()
-    return shared
 
 
 def in_a_minute() -> str:
@@ -57,13 +43,13 @@ def in_a_minute() -> str:
     ids=["seconds", "zero", "spaces", "capped", "date", "past-date", "word", "negative", "absent"],
 )
 async def test_streamable_http_refusals_carry_retry_after(
-    peer: tuple[FakeMCPServer, str],
+    scripted_peer: tuple[FakeMCPServer, str],
     status: int,
     header: str | None,
     low: float | None,
     high: float | None,
 ) -> None:
-    fake, url = peer
+    fake, url = scripted_peer
     value = in_a_minute() if header == "in_a_minute" else header
     headers = [] if value is None else [("retry-after", value)]
     fake.script("tools/list", reply(status, rpc_error(None, -32000, "busy"), headers=headers))
