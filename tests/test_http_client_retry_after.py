@@ -15,7 +15,7 @@ from mcpkit.exceptions import MessageNotDelivered, TransportError
 from mcpkit.server import LowLevelServer, SSEApp
 from mcpkit.transports import SSETransport, StreamableHTTPTransport
 
-from ._fake_mcp_http import FakeMCPServer, reply, rpc_error
+from ._fake_mcp_http import FakeMCPServer, reply, rpc_error, stream
 from ._httpserver import running_server
 
 pytestmark = pytest.mark.anyio
@@ -76,3 +76,28 @@ async def test_legacy_sse_refusal_at_the_session_cap_carries_retry_after() -> No
                     pass  # pragma: no cover (the stream is refused)
     assert info.value.status == 503
     assert info.value.retry_after == 5
+
+
+@pytest.mark.parametrize(
+    ("header", "reconnect_max", "low", "high"),
+    [("1", 5.0, 0.95, 4.0), ("3600", 0.2, 0.15, 2.0)],
+    ids=["honoured", "capped-by-reconnect-max"],
+)
+async def test_the_listening_stream_waits_out_retry_after(
+    scripted_peer: tuple[FakeMCPServer, str],
+    header: str,
+    reconnect_max: float,
+    low: float,
+    high: float,
+) -> None:
+    """A GET refused with 503 and Retry-After is tried again no sooner than asked (the
+    backoff alone would be 10 ms), and never later than ``reconnect_max``."""
+    fake, url = scripted_peer
+    fake.script("GET", reply(503, b"", content_type=None, headers=[("retry-after", header)]))
+    fake.script("GET", stream(end="hold"))
+    transport = StreamableHTTPTransport(url, reconnect_initial=0.01, reconnect_max=reconnect_max)
+    with anyio.fail_after(LIMIT):
+        async with Client(transport, timeout=LIMIT) as client:
+            first, second = await fake.wait_seen("GET", count=2)
+            await client.ping()
+    assert low <= second.at - first.at <= high

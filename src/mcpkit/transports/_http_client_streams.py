@@ -21,7 +21,7 @@ from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportErro
 from ..protocol import SSEParser, media_type
 from ..types import RequestId
 from ._http_client_decoding import body_decoder
-from ._http_client_messages import describe_http_error, one_line
+from ._http_client_messages import describe_http_error, one_line, retry_after
 
 #: Why httpx could not be imported (reported when a transport is constructed), or None.
 HTTPX_IMPORT_ERROR: ImportError | None = None
@@ -228,6 +228,8 @@ class _Attempt:
     #: id on: it is polling (2025-11-25, SEP-1699: it may close the connection without
     #: ending the stream and expects the client back after ``retry``), not failing.
     polled: bool = False
+    #: The refusal's Retry-After (seconds), if it had one.
+    retry_after: float | None = None
 
 
 @dataclass(slots=True)
@@ -247,13 +249,16 @@ class Resumer:
     factor: float
     maximum: float
 
-    def delay(self, parser: SSEParser, failures: int) -> float:
-        """The server's ``retry`` if it sent one, else exponential backoff; both capped at
-        ``maximum`` (every wait has a bound)."""
+    def delay(self, parser: SSEParser, failures: int, asked: float | None = None) -> float:
+        """The server's ``retry`` if it sent one, else exponential backoff; at least what
+        the last refusal's ``Retry-After`` (``asked``) said; all capped at ``maximum``
+        (every wait has a bound)."""
         if parser.retry is not None:
             delay = min(parser.retry / 1000, self.maximum)
         else:
             delay = min(self.initial * self.factor**failures, self.maximum)
+        if asked is not None:
+            delay = max(delay, min(asked, self.maximum))
         return max(delay, MIN_RECONNECT_DELAY)
 
     async def _get(
@@ -280,7 +285,8 @@ class Resumer:
                     self.expire(session)
                     return _Attempt(status, False, True, "HTTP 404")
                 if status != 200 or media_type(response.headers.get("content-type")) != SSE:
-                    return _Attempt(status, False, False, f"HTTP {status}")
+                    asked = retry_after(response)
+                    return _Attempt(status, False, False, f"HTTP {status}", retry_after=asked)
                 delivered, broken = await read_events(response, parser, deliver)
         except httpx.HTTPError as exc:
             return _Attempt(None, False, False, describe_http_error(exc))
@@ -302,14 +308,14 @@ class Resumer:
                 f"the server closed the response stream before answering ({why}) and sent "
                 "no event id to resume it from"
             )
-        failures, status = 0, None
+        failures, status, asked = 0, None, None
         while pending:
             if failures >= self.attempts:
                 return MessageNotDelivered(
                     f"the response stream could not be resumed ({why}; {failures} attempts)",
                     status=status,
                 )
-            await anyio.sleep(self.delay(parser, failures))
+            await anyio.sleep(self.delay(parser, failures, asked))
             attempt = await self._get(parser, deliver)
             if attempt.expired:
                 # Not a SessionExpiredError, which makes the client send the request again
@@ -325,7 +331,7 @@ class Resumer:
                     "the server does not allow resuming the response stream (GET 405)",
                     status=405,
                 )
-            status, why = attempt.status, attempt.why
+            status, why, asked = attempt.status, attempt.why, attempt.retry_after
             # While the server keeps answering, the caller's timeout is the bound.
             failures = 0 if attempt.delivered or attempt.polled else failures + 1
         return None
@@ -367,4 +373,4 @@ class Resumer:
                     failures,
                 )
                 return
-            await anyio.sleep(self.delay(parser, failures))
+            await anyio.sleep(self.delay(parser, failures, attempt.retry_after))
