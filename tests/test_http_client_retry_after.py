@@ -5,17 +5,19 @@ server's session cap or a gateway's 429 says when to come back."""
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 
 import anyio
 import pytest
 
+from mcpkit.aio import DeliveryFailed
 from mcpkit.client import Client
 from mcpkit.exceptions import MessageNotDelivered, TransportError
 from mcpkit.server import LowLevelServer, SSEApp
 from mcpkit.transports import SSETransport, StreamableHTTPTransport
 
-from ._fake_mcp_http import FakeMCPServer, reply, rpc_error, stream
+from ._fake_mcp_http import VERSION, FakeMCPServer, reply, rpc_error, sse, stream
 from ._httpserver import running_server
 
 pytestmark = pytest.mark.anyio
@@ -101,3 +103,42 @@ async def test_the_listening_stream_waits_out_retry_after(
             first, second = await fake.wait_seen("GET", count=2)
             await client.ping()
     assert low <= second.at - first.at <= high
+
+
+async def test_resuming_an_answer_waits_out_retry_after_and_reports_it(
+    scripted_peer: tuple[FakeMCPServer, str],
+) -> None:
+    """A request's broken answer stream is resumed; the GETs refused with 503 and
+    Retry-After are tried again no sooner than asked, and the request's failure says when
+    the server would take it."""
+    fake, url = scripted_peer
+    fake.script("ping", stream(sse(event_id="e-1"), end="drop"))
+    busy = reply(503, b"busy", content_type="text/plain", headers=[("retry-after", "1")])
+    fake.script("GET", busy, busy)
+    transport = StreamableHTTPTransport(
+        url, reconnect_initial=0.01, reconnect_max=5.0, max_reconnect_attempts=2
+    )
+    initialize = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
+    ).encode()
+    with anyio.fail_after(LIMIT):
+        async with transport.connect() as channel:  # (raw: no listening GET)
+            await channel.send(initialize)
+            await channel.receive()
+            await channel.send(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+            item = await channel.receive()
+    assert isinstance(item, DeliveryFailed)
+    assert isinstance(item.error, MessageNotDelivered)
+    assert item.error.status == 503
+    assert item.error.retry_after == 1
+    first, second = fake.requests("GET")
+    assert 0.95 <= second.at - first.at <= 4.0

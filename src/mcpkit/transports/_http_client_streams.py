@@ -314,6 +314,7 @@ class Resumer:
                 return MessageNotDelivered(
                     f"the response stream could not be resumed ({why}; {failures} attempts)",
                     status=status,
+                    retry_after=asked,
                 )
             await anyio.sleep(self.delay(parser, failures, asked))
             attempt = await self._get(parser, deliver)
