@@ -222,12 +222,17 @@ def cors_headers(headers: Headers) -> list[tuple[bytes, bytes]]:
 
 
 class Refusal(NamedTuple):
-    """Why :func:`read_body` refused a body: the status, a reason for the client, and
-    whether the connection must close after the answer (some of the body left unread)."""
+    """Why :func:`read_body` refused a body: the status, a reason for the client,
+    whether the connection must close after the answer (some of the body left unread),
+    and any headers the answer needs."""
 
     status: int
     reason: str
     close: bool
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
+_IDENTITY_ONLY: Final = ((b"accept-encoding", b"identity"),)
 
 
 def _too_large(limit: int, *, close: bool) -> Refusal:
@@ -264,13 +269,14 @@ async def read_body(
     coding = headers.get(b"content-encoding")
     if coding is not None and coding.strip().lower() != b"identity":
         # A compressed body would read as a parse error, and inflating it would need its
-        # own bound: 415 names the problem (RFC 9110 section 8.4; refuse_body adds the
-        # Accept-Encoding it asks for, section 15.5.16).
+        # own bound: 415 names the problem, and Accept-Encoding what would be accepted
+        # (RFC 9110 sections 8.4 and 15.5.16).
         return Refusal(
             415,
             f"Unsupported Media Type: Content-Encoding {peer_text(coding.decode('latin-1'))} "
             "is not accepted; send the body uncompressed",
             declared is None or int(declared) > 2 * limit,
+            _IDENTITY_ONLY,
         )
     # (inlined memo lookup: this is on every POST's path)
     function = getattr(receive, "__func__", None)
@@ -354,9 +360,9 @@ async def refuse_body(
     send: Send, refusal: Refusal, headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:
     """Answer a refusal of :func:`read_body` (``connection: close`` where it says so)."""
-    extra = [*headers, _CLOSE] if refusal.close else headers
-    if refusal.status == 415:  # (only for a Content-Encoding: "what would be accepted")
-        extra = [*extra, (b"accept-encoding", b"identity")]
+    extra = [*headers, *refusal.headers]
+    if refusal.close:
+        extra.append(_CLOSE)
     await respond_error(send, refusal.status, refusal.reason, headers=extra)
 
 

@@ -174,8 +174,11 @@ class SSEChannel:
         return self
 
     async def _open(self, client: httpx.AsyncClient) -> None:
-        headers = {"accept": "text/event-stream", "cache-control": "no-store"}
-        headers["accept-encoding"] = ACCEPT_ENCODING  # (see _http_client_decoding)
+        headers = {
+            "accept": "text/event-stream",
+            "cache-control": "no-store",
+            "accept-encoding": ACCEPT_ENCODING,  # (see _http_client_decoding)
+        }
         request = client.build_request("GET", self._t.url, headers=headers)
         # Never a redirect, whatever a given http_client does: the endpoint's origin check
         # is what keeps messages (and credentials) from being sent elsewhere.
