@@ -615,8 +615,11 @@ async def test_connection_refused_fails_requests_and_notifications() -> None:
 
 
 async def test_error_answer_with_the_request_id_is_the_answer(
-    peer: tuple[FakeMCPServer, str],
+    peer: tuple[FakeMCPServer, str], caplog: pytest.LogCaptureFixture
 ) -> None:
+    # The answer is all of it: the caller gets the error, and nothing is logged as if the
+    # server had broken a rule (2026-07-28 answers -32602 with 400 and -32601 with 404).
+    caplog.set_level(logging.DEBUG, logger="mcpkit")
     fake, url = peer
     fake.script(
         "tools/list", reply(400, lambda ex: rpc_error(ex.seen.rpc_id, -32602, "bad cursor"))
@@ -633,6 +636,7 @@ async def test_error_answer_with_the_request_id_is_the_answer(
             async with Client(channel) as client:
                 with pytest.raises(RPCError, match="bad cursor"):
                     await client.list_tools()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 # --------------------------------------------------------------------------- resumption

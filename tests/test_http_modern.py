@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from typing import Any, Final
@@ -17,7 +18,10 @@ import anyio
 import httpx
 import pytest
 
+from mcpkit.client import Client
+from mcpkit.exceptions import RPCError
 from mcpkit.server import RequestContext, Server
+from mcpkit.types import EmptyResult, ErrorCode, TextContent
 
 from ._httpserver import RunningServer, running_server
 from ._mcphttp import JSON_HEADERS, RawSession, initialize, messages_of
@@ -403,3 +407,25 @@ async def test_a_2026_request_in_a_handshake_session_without_the_header_is_refus
         assert error["code"] == -32020
         assert "header is required" in error["message"]
         assert (await session.call(8, "ping"))["result"] == {}  # the session goes on
+
+
+async def test_the_client_takes_a_2026_error_status_as_the_answer(
+    http: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 400 with -32602 and 404 with -32601 are how 2026-07-28 answers these errors: the
+    # caller gets the error, the connection goes on, and nothing is logged as a fault.
+    caplog.set_level(logging.DEBUG, logger="mcpkit")
+    with anyio.fail_after(LIMIT):
+        async with Client(http.url + "/mcp", era="2026-07-28") as client:
+            with pytest.raises(RPCError) as unknown_tool:
+                await client.call_tool("nope", {})
+            with pytest.raises(RPCError) as unknown_resource:
+                await client.read_resource("note://none")
+            with pytest.raises(RPCError) as unknown_method:
+                await client.request("acme/nothing", {}, EmptyResult)
+            still = (await client.call_tool("echo", {"text": "still here"})).content[0]
+            assert isinstance(still, TextContent)
+            assert still.text == "still here"
+    assert unknown_tool.value.code == unknown_resource.value.code == ErrorCode.INVALID_PARAMS
+    assert unknown_method.value.code == ErrorCode.METHOD_NOT_FOUND
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

@@ -171,9 +171,13 @@ class Exchanges:
                     )
                 if not 200 <= status < 300:
                     body = await read_body(response, ERROR_BODY_LIMIT, truncate=True)
-                    # An error response to this very request is its answer (e.g. 400).
+                    # An error response to this very request is its answer, and all of
+                    # it: the caller gets the error. That is how 2026-07-28 answers
+                    # -32602 (400) and -32601 (404) (streamable-http.mdx), and how a
+                    # handshake-era server may refuse a request: nothing to warn about.
                     if error_answer_id(body) in pending:
                         await self._deliver(body, pending)
+                        return None
                     return MessageNotDelivered(
                         describe_failure(status, content_type, body, redirect_note(response)),
                         status=status,
