@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from msgspec import UNSET
+from pydantic import BaseModel
 
 from mcpkit.exceptions import RPCError
 from mcpkit.server import Server
@@ -285,3 +286,82 @@ async def test_pages_and_the_cursors_a_server_never_issued() -> None:
                 await client.list_prompts(first.next_cursor)
             assert refused.value.code == -32602
             assert prompts.next_cursor is not UNSET
+
+
+# -- NaN and infinity: JSON has neither, and msgspec (like pydantic's JSON mode) writes them
+# as null, a value the function never returned. Each is the tool's failure, naming where.
+
+NAN = float("nan")
+INF = float("inf")
+
+
+class Reading(BaseModel):
+    value: float
+    error: float | None = None
+
+
+def build_non_finite() -> Server:
+    server = Server("non-finite", "1.0")
+
+    @server.tool()
+    def nullable() -> dict[str, float | None]:
+        """A nullable annotation: null would pass it."""
+        return {"a": 1.0, "b": NAN}
+
+    @server.tool()
+    def number() -> float:
+        """A wrapped number."""
+        return -INF
+
+    @server.tool()
+    def nested() -> list[Any]:
+        """Deep inside a list."""
+        return [1, [2, NAN]]
+
+    @server.tool(output_schema={"type": "object"})
+    def hand():  # type: ignore[no-untyped-def]
+        """A hand-given schema and no annotation: the value as it is."""
+        return {"v": INF}
+
+    @server.tool()
+    def unstructured():  # type: ignore[no-untyped-def]
+        """No output schema: the value becomes JSON text."""
+        return {"v": NAN}
+
+    @server.tool()
+    def model() -> Reading:
+        """A pydantic model (its JSON mode writes NaN as null too)."""
+        return Reading(value=1.0, error=NAN)
+
+    @server.tool()
+    def finite() -> dict[str, float | None]:
+        """A real null and ordinary floats pass."""
+        return {"a": 1.5, "b": None}
+
+    return server
+
+
+@pytest.mark.parametrize(
+    ("tool", "where"),
+    [
+        ("nullable", "the result.b"),
+        ("number", "the result"),
+        ("nested", "the result[1][1]"),
+        ("hand", "the result.v"),
+        ("unstructured", "the result.v"),
+        ("model", "the result.error"),
+    ],
+)
+async def test_nan_and_infinity_are_the_tools_failure(
+    tool: str, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_memory(build_non_finite()) as client:
+            result = await client.call_tool(tool, {})
+            finite = await client.call_tool("finite", {})
+    assert result.is_error
+    assert result.structured_content is UNSET
+    assert text_of(result) == f"Tool {tool!r} returned an invalid result"
+    assert f"{where} is not a finite number" in caplog.text
+    assert not finite.is_error
+    assert finite.structured_content == {"a": 1.5, "b": None}

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 from ._connection import Connection
 from ._decode import DecodedMessage, DecodedResponse, DecodeFailure, decode_message, decode_params
 from ._empty import EMPTY_TABLE
-from ._encode import encode_error, encode_notification, encode_request, encode_result
+from ._encode import (
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+    non_finite_path,
+)
 from ._events import (
     BatchReceived,
     CancelReceived,
@@ -82,6 +88,7 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
+    "non_finite_path",
     # framing
     "FrameTooLarge",
     "LineBuffer",

@@ -24,7 +24,14 @@ from msgspec import UNSET, Raw, UnsetType
 from ..exceptions import LocalProtocolError
 from ..types import JSONRPC_VERSION, ErrorObject, RequestId
 
-__all__ = ["encode_error", "encode_notification", "encode_request", "encode_result", "is_object"]
+__all__ = [
+    "encode_error",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+    "is_object",
+    "non_finite_path",
+]
 
 
 def is_object(raw: Raw) -> bool:
@@ -61,8 +68,10 @@ _ENCODER: Final = msgspec.json.Encoder()
 _encode_json: Final = _ENCODER.encode  # bound once, for the hot paths
 
 
-def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
-    """Find a NaN or infinity, which msgspec would silently write as ``null``."""
+def non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
+    """Where ``obj`` holds a NaN or an infinity, which msgspec would silently write as
+    ``null``: ``path`` followed by ``.key`` / ``[index]`` steps; ``None`` if nowhere
+    (dicts, lists, tuples, structs and dataclasses are looked into, 512 levels deep)."""
     if depth > 512:
         return None
     if isinstance(obj, float):
@@ -71,13 +80,13 @@ def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
         return None
     if isinstance(obj, dict):
         for key, value in obj.items():
-            found = _non_finite_path(value, f"{path}.{key}", depth + 1)
+            found = non_finite_path(value, f"{path}.{key}", depth + 1)
             if found:
                 return found
         return None
     if isinstance(obj, (list, tuple)):
         for index, value in enumerate(obj):
-            found = _non_finite_path(value, f"{path}[{index}]", depth + 1)
+            found = non_finite_path(value, f"{path}[{index}]", depth + 1)
             if found:
                 return found
         return None
@@ -88,7 +97,7 @@ def _non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
     else:
         return None
     for name in names:
-        found = _non_finite_path(getattr(obj, name), f"{path}.{name}", depth + 1)
+        found = non_finite_path(getattr(obj, name), f"{path}.{name}", depth + 1)
         if found:
             return found
     return None
@@ -191,7 +200,7 @@ def _refuse_non_object(where: str) -> None:
 
 
 def _refuse_non_finite(payload: Any, where: str) -> None:
-    path = _non_finite_path(payload, where)
+    path = non_finite_path(payload, where)
     if path is not None:
         raise LocalProtocolError(f"cannot encode {path}: NaN and infinity are not JSON")
 

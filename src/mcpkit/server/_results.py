@@ -25,6 +25,7 @@ from typing import Any, Final
 import msgspec
 
 from ..exceptions import LocalProtocolError, MCPError
+from ..protocol import non_finite_path
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -44,7 +45,13 @@ from ._typeschema import (
     uses_pydantic,
 )
 
-__all__ = ["ResultError", "Structurer", "is_content_sequence", "output_for"]
+__all__ = [
+    "ResultError",
+    "Structurer",
+    "is_content_sequence",
+    "output_for",
+    "refuse_non_finite",
+]
 
 _CONTENT: Final = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 _SEQUENCES: Final = (
@@ -89,13 +96,21 @@ class Structurer:
         """
         base: list[Segment] = ["result"] if self.wraps else []
         try:
+            # (NaN and infinity come out of both as null: a changed value, which would
+            # pass a nullable annotation, and fail any other as a confusing "got null".)
             if self._adapter is not None:
-                data = self._adapter.dump_python(self._adapter.validate_python(value), mode="json")
+                validated = self._adapter.validate_python(value)
+                data = self._adapter.dump_python(validated, mode="json")
+                if b"null" in _encode_json(data):
+                    refuse_non_finite(self._adapter.dump_python(validated), base)
             else:
                 # Through JSON and back gives exactly what the client will see (lists, not
                 # tuples; string keys); converting that to the annotation checks it,
                 # constraints included.
-                data = msgspec.json.decode(msgspec.json.encode(value))
+                encoded = _encode_json(value)
+                if b"null" in encoded:
+                    refuse_non_finite(value, base)
+                data = msgspec.json.decode(encoded)
                 msgspec.convert(data, self._type, strict=True, str_keys=True)
         except msgspec.ValidationError as exc:
             path, text = explain_msgspec(
@@ -114,6 +129,22 @@ class Structurer:
         except TypeError as exc:
             raise ResultError([(pointer(base), f"the result is not JSON data: {exc}")]) from None
         return {"result": data} if self.wraps else data
+
+
+_encode_json: Final = msgspec.json.Encoder().encode
+
+
+def refuse_non_finite(plain: Any, base: list[Segment] | None = None) -> None:
+    """Refuse a result holding NaN or infinity (JSON has neither, and turning it into
+    ``null`` would hand the client a value the function never returned).
+
+    Raises:
+        ResultError: there is one.
+    """
+    found = non_finite_path(plain, "the result")
+    if found is not None:
+        why = f"{found} is not a finite number (JSON has no NaN or infinity)"
+        raise ResultError([(pointer(base or []), why)])
 
 
 def output_for(

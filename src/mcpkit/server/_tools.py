@@ -38,6 +38,7 @@ from ..types._echo import peer_text
 from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
+from ._results import refuse_non_finite
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
 from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
 from ._typeschema import is_context, type_hints
@@ -213,9 +214,7 @@ class ToolRegistry:
         except ToolError as exc:
             return tool_error(str(exc))
         except ResultError as exc:
-            logger.error(
-                "tool %r returned a value that does not match its output schema: %s", name, exc
-            )
+            logger.error("tool %r returned an invalid result: %s", name, exc)
             return tool_error(f"Tool {name!r} returned an invalid result")
         except (Exception, SystemExit) as exc:
             return tool_failure(name, exc, mask=self.mask_errors)
@@ -262,7 +261,10 @@ class ToolRegistry:
                 _conform(validator, structured)
             # Structured results also travel as text for clients without structured
             # output (server/tools.mdx 2025-06-18, "Structured Content").
-            text = _JSON.encode(structured).decode()
+            encoded = _JSON.encode(structured)
+            if b"null" in encoded:
+                refuse_non_finite(structured)  # (a NaN written as null: a changed value)
+            text = encoded.decode()
             return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
         return CallToolResult(content=to_content(value))
 
@@ -323,6 +325,9 @@ def to_content(value: Any) -> list[ContentBlock]:
     if _is_content(value):
         return list(value)
     try:
-        return [TextContent(text=_JSON.encode(value).decode())]
+        encoded = _JSON.encode(value)
     except (TypeError, ValueError) as exc:
         raise ResultError([("", f"the result cannot be encoded as JSON: {exc}")]) from exc
+    if b"null" in encoded:
+        refuse_non_finite(value)  # (msgspec writes NaN as null: the text would misstate it)
+    return [TextContent(text=encoded.decode())]
