@@ -129,3 +129,32 @@ async def test_max_message_bytes_reaches_the_app(transport: str) -> None:
             async with Client(url, era="handshake") as client:
                 result = await client.call_tool("echo", {"text": text})
     assert result.content[0].text == text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("allow", [(), ("--allow-host", "127.0.0.1:*")])
+def test_an_all_interfaces_bind_says_which_hosts_are_accepted(allow: tuple[str, ...]) -> None:
+    # Bound to 0.0.0.0 without --allow-host, a request naming the machine any other way
+    # is refused (421): the operator is told at start, not by the clients. (Only loopback
+    # is spoken to here.)
+    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
+    argv += ["--transport", "http", "--host", "0.0.0.0", *allow]
+    process = subprocess.Popen(
+        argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        assert process.stderr is not None
+        lines = [process.stderr.readline().decode()]  # (the "serving" line first)
+        port = re.search(r"serving .* on http://0\.0\.0\.0:(\d+)/mcp", lines[0])
+        assert port is not None, lines
+        # One loopback request: what the server printed before answering it is all there.
+        answer = httpx.post(
+            f"http://127.0.0.1:{port[1]}/mcp", content=initialize(), headers=JSON_HEADERS
+        )
+        assert answer.status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    text = "".join(lines) + process.stderr.read().decode()  # (to its end: the process is gone)
+    process.stderr.close()
+    hint = "only requests for localhost, 127.0.0.1 or [::1] are accepted; add --allow-host"
+    assert (hint in text) == (not allow), text

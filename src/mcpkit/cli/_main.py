@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import dataclasses
 import importlib.util
+import ipaddress
 import logging
 import os
 import sys
@@ -185,6 +186,17 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
         scheme = "ws" if args.transport == "ws" else "http"
         url = server.url.replace("http", scheme, 1) + path
         print(f"mcpkit: serving {names[args.transport]} on {url}", file=sys.stderr, flush=True)
+        if _all_interfaces(args.host) and not args.allow_host:
+            # Reachable from elsewhere, but every request naming this machine by another
+            # name or address is refused (421, DNS-rebinding protection): say so now,
+            # rather than leave the operator to find out from clients.
+            print(
+                "mcpkit: bound to all interfaces, but only requests for localhost, "
+                "127.0.0.1 or [::1] are accepted; add --allow-host NAME for each name "
+                "or address clients use (--allow-host '*' for any)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     options: dict[str, Any] = {"host": args.host, "port": args.port, "ready": announce}
     try:
@@ -208,6 +220,14 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
     elif args.stateless or args.json_response:
         raise CLIError("--stateless and --json-response apply to --transport http only")
     return options
+
+
+def _all_interfaces(host: str) -> bool:
+    """Whether a bind address is a wildcard (``0.0.0.0``, ``::``)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return host == ""
 
 
 #: The options that only mean something to the HTTP transports.
