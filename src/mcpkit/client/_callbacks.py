@@ -17,8 +17,8 @@ from msgspec import UNSET, Raw, UnsetType
 
 from ..aio import InboundRequest
 from ..aio._lograte import PeerLogLimiter
-from ..exceptions import RPCError
-from ..protocol import decode_params
+from ..exceptions import LocalProtocolError, RPCError
+from ..protocol import compile_schema, decode_params
 from ..types import (
     V2025_06_18,
     V2025_11_25,
@@ -187,13 +187,45 @@ class ClientHandlers:
             params = decode_params(_ELICIT, request.params, method)
             if params.mode == "url" and not declares(declared.elicitation, "url"):
                 raise RPCError.invalid_params("this client does not support URL-mode elicitation")
-            answer = checked(await self.elicitation(params), ElicitResult, "elicitation")
-            return elicit_answer_for(version, answer)
+            return elicit_answer_for(version, await self.elicited(params))
         if method == "roots/list" and self.roots is not None:
             return ListRootsResult(roots=roots_for(version, await self.list_roots()))
         raise RPCError(
             ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {peer_text(method)}"
         )
+
+    async def elicited(self, params: ElicitRequestParams) -> ElicitResult:
+        """The elicitation callback's answer to ``params``, checked: a valid result, and an
+        accepted form's content valid against the ``requestedSchema`` ("Clients SHOULD
+        validate all responses against the provided schema", client/elicitation.mdx
+        2025-06-18 on, "Security Considerations").
+
+        Raises:
+            RPCError: -32603 when the answer is not a valid result or does not match.
+        """
+        assert self.elicitation is not None
+        answer: ElicitResult = checked(await self.elicitation(params), ElicitResult, "elicitation")
+        schema = params.requested_schema
+        if answer.action != "accept" or not isinstance(schema, dict):
+            return answer
+        try:
+            # The server's schema: its patterns may not backtrack exponentially.
+            validator = compile_schema(schema, untrusted=True)
+        except LocalProtocolError as exc:
+            logger.warning("cannot check the elicitation answer against its schema: %s", exc)
+            return answer
+        content = {} if answer.content is UNSET else answer.content
+        errors = validator.errors(content, limit=3)
+        if errors:
+            logger.error(
+                "the elicitation callback's answer does not match the requested schema: %s",
+                "; ".join(error.message for error in errors),
+            )
+            raise RPCError(
+                ErrorCode.INTERNAL_ERROR,
+                "Internal error: the client's answer does not match the requested schema",
+            )
+        return answer
 
     async def list_roots(self) -> Sequence[Root]:
         """The current roots.

@@ -37,7 +37,6 @@ from ..types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
-    ElicitResult,
     ListRootsResult,
 )
 from ..types._echo import one_line, peer_text
@@ -162,7 +161,7 @@ class InputFulfiller:
                 raise self._refuse(key, method, "elicitation")
             if request.mode == "url" and not handlers.elicitation_url:
                 raise self._refuse(key, method, "elicitation.url")
-            return checked(await handlers.elicitation(request), ElicitResult, "elicitation")
+            return await handlers.elicited(request)
         if method == "sampling/createMessage":
             sampling = _convert(params, CreateMessageRequestParams, key)
             if declared.sampling is UNSET or handlers.sampling is None:

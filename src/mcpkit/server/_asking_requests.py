@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from msgspec import UNSET
 
+from ..exceptions import RemoteProtocolError
+from ..protocol import compile_schema
 from ..types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -24,6 +26,7 @@ from ..types import (
     Tool,
     ToolChoice,
 )
+from ..types._echo import one_line
 from ._inputs import InputRequest, same
 
 if TYPE_CHECKING:
@@ -140,12 +143,24 @@ class InputBuilders:
             else form_for(self.protocol_version or "", requested_schema(schema))
         )
         params = ElicitRequestParams(message=message, requested_schema=requested)
+        # "Servers SHOULD validate received data matches the requested schema"
+        # (client/elicitation.mdx 2025-06-18 on, "Security Considerations"): a typed form
+        # by converting the answer to its type, a raw one against the schema itself.
+        validator = compile_schema(dict(requested)) if raw else None
 
         def finish(result: ElicitResult) -> Elicitation[Any]:
             if result.action != "accept":
                 return Elicitation(result.action)
             content = {} if result.content is UNSET else dict(result.content)
-            return Elicitation("accept", content if raw else answer_as(content, schema))
+            if validator is None:
+                return Elicitation("accept", answer_as(content, schema))
+            if not validator.is_valid(content):
+                detail = "; ".join(error.message for error in validator.errors(content))
+                raise RemoteProtocolError(
+                    "the client's elicitation answer does not match the requested form: "
+                    f"{one_line(detail)}"
+                )
+            return Elicitation("accept", content)
 
         def missing(caps: ClientCapabilities) -> tuple[str, Any] | None:
             declared = caps.elicitation
