@@ -14,6 +14,7 @@ import pytest
 from mcpkit.client import Client
 from mcpkit.exceptions import LocalProtocolError, MessageNotDelivered, TransportError
 from mcpkit.server import SSEApp, WebSocketApp
+from mcpkit.transports import SSETransport, StreamableHTTPTransport, WebSocketTransport
 from mcpkit.types import CallToolResult, TextContent
 
 from ._http_testserver import build_server
@@ -170,6 +171,40 @@ async def test_unusable_urls_are_refused(url: str) -> None:
     with pytest.raises(LocalProtocolError):
         async with Client(url):
             pass
+
+
+TRANSPORTS: Final = {
+    "streamable": (StreamableHTTPTransport, "http://127.0.0.1:1/mcp"),
+    "legacy": (SSETransport, "http://127.0.0.1:1/sse"),
+    "websocket": (WebSocketTransport, "ws://127.0.0.1:1/ws"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TRANSPORTS))
+@pytest.mark.parametrize(
+    ("headers", "problem"),
+    [
+        ({"X-Trace": "a\r\nInjected: 1"}, "invalid value"),  # header injection
+        ({"X-Trace": "a\nb"}, "invalid value"),
+        ({"X-Trace": "nul\x00"}, "invalid value"),
+        ({"X-Name": "Zoë"}, "invalid value"),  # non-ASCII: encode it first
+        ({"Bad Name": "x"}, "invalid header name"),
+        ({"X-Colon:": "x"}, "invalid header name"),
+        ({"": "x"}, "invalid header name"),
+        ({"X-Count": 5}, "must be a str"),
+        ({"Authorization": "Bearer a.b-c_d~e+f/g=", "X-Tab": "a\tb c"}, None),
+    ],
+)
+def test_headers_no_request_could_carry_are_refused_when_given(
+    kind: str, headers: dict[str, Any], problem: str | None
+) -> None:
+    # At construction, naming the header, rather than as a failed first request.
+    transport, url = TRANSPORTS[kind]
+    if problem is None:
+        assert transport(url, headers=headers).headers == headers
+        return
+    with pytest.raises(LocalProtocolError, match=problem):
+        transport(url, headers=headers)
 
 
 async def test_expired_session_is_renewed_once_for_concurrent_calls() -> None:

@@ -35,7 +35,7 @@ from ._events import (
 from ._framing import FrameTooLarge, LineBuffer, encode_line
 from ._header_params import ParamHeader, annotation_problem, param_headers
 from ._http import SESSION_ID_MAX_LENGTH, TransportSecurity, new_session_id, valid_session_id
-from ._http_media import accepts, media_type
+from ._http_media import accepts, checked_header_fields, media_type
 from ._lifecycle import READY_HANDSHAKES, HandshakeState, ServerHandshake, ready_handshake
 from ._limits import DEFAULT_LIMITS, Limits
 from ._mcp_headers import (
@@ -103,6 +103,7 @@ __all__ = [
     "SESSION_ID_MAX_LENGTH",
     "TransportSecurity",
     "accepts",
+    "checked_header_fields",
     "media_type",
     "new_session_id",
     "valid_session_id",

@@ -1,5 +1,6 @@
 """Pure rules of the Streamable HTTP transport for media types: the essence of a
-``Content-Type`` and whether an ``Accept`` value admits a media type (RFC 9110), memoized.
+``Content-Type`` and whether an ``Accept`` value admits a media type (RFC 9110), memoized;
+and the syntax of the header fields a client is given to send with every request.
 
 Separate from ``_http.py`` (Host/Origin checks and session ids), which re-exports these.
 """
@@ -7,11 +8,12 @@ Separate from ``_http.py`` (Host/Origin checks and session ids), which re-export
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from ..exceptions import LocalProtocolError
 
-__all__ = ["accepts", "media_type"]
+__all__ = ["accepts", "checked_header_fields", "media_type"]
 
 
 # RFC 9110 §5.6.2: token = 1*tchar; §5.6.4: quoted-string; §5.6.3: OWS = *( SP / HTAB ).
@@ -23,6 +25,10 @@ _PARAM = re.compile(rf"[ \t]*;[ \t]*(?:({_TOKEN})=({_TOKEN}|{_QUOTED}))?")
 _QUOTED_PAIR = re.compile(r"\\(.)")
 # RFC 9110 §12.4.2: qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )
 _QVALUE = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")
+_FIELD_NAME = re.compile(_TOKEN)
+# RFC 9110 §5.5: a field value is visible characters, SP and HTAB. CR and LF would end the
+# field there and start another (header injection); NUL and the rest are refused too.
+_FIELD_VALUE_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 _Range = tuple[str, str, dict[str, str], float]
 
@@ -162,3 +168,25 @@ def _parse_range(element: str) -> _Range | None:
             value = _QUOTED_PAIR.sub(r"\1", raw[1:-1]) if raw.startswith('"') else raw
             params[name] = value.lower()
     return rtype, rsub, params, 1.0 if q is None else q
+
+
+def checked_header_fields(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Header fields to send with every request, checked once, when they are given: each
+    name an RFC 9110 token, each value a string of visible ASCII, spaces and tabs
+    (section 5.5; non-ASCII text has to be encoded first, as RFC 8187 does).
+
+    Raises:
+        LocalProtocolError: a name or value that no request could carry, named.
+    """
+    fields = dict(headers or {})
+    for name, value in fields.items():
+        if not isinstance(name, str) or not _FIELD_NAME.fullmatch(name):
+            raise LocalProtocolError(f"invalid header name {name!r}: not an RFC 9110 token")
+        if not isinstance(value, str):
+            raise LocalProtocolError(f"header {name}: the value must be a str, not {value!r}")
+        if _FIELD_VALUE_CONTROL.search(value) or not value.isascii():
+            raise LocalProtocolError(
+                f"header {name}: invalid value {value!r} (control characters such as CR and "
+                "LF, and non-ASCII text, cannot be sent as they are)"
+            )
+    return fields

@@ -31,6 +31,7 @@ from ..exceptions import (
     MessageNotDelivered,
     TransportError,
 )
+from ..protocol import checked_header_fields
 from ..types import RequestId, Tool
 from ._http_client_decoding import ACCEPT_ENCODING
 from ._http_client_exchange import _JSON, _SESSION, _SSE, Exchanges, _Item, session_expired
@@ -94,6 +95,8 @@ class StreamableHTTPTransport:
 
     Raises:
         TransportError: httpx is not installed.
+        LocalProtocolError: the URL or a header no request could carry (say, a value
+            with a line break).
     """
 
     def __init__(
@@ -121,7 +124,7 @@ class StreamableHTTPTransport:
             raise ValueError("max_reconnect_attempts must not be negative")
         check_url(url)
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers = checked_header_fields(headers)
         self.http_client = http_client
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout

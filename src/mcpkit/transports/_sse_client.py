@@ -25,7 +25,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
-from ..protocol import SSEEvent, SSEParser
+from ..protocol import SSEEvent, SSEParser, checked_header_fields
 from ..types._echo import peer_text
 from ._http_client_decoding import ACCEPT_ENCODING
 from ._http_client_messages import check_url, describe_http_error, redirect_note, retry_after
@@ -76,6 +76,8 @@ class SSETransport:
 
     Raises:
         TransportError: httpx is not installed.
+        LocalProtocolError: the URL or a header no request could carry (say, a value
+            with a line break).
     """
 
     def __init__(
@@ -94,7 +96,7 @@ class SSETransport:
         _require_httpx()
         check_url(url)
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers = checked_header_fields(headers)
         self.auth = auth
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from ..exceptions import TransportError
+from ..protocol import checked_header_fields
 from ..types._echo import one_line
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class WebSocketTransport:
 
     Raises:
         TransportError: websockets is not installed.
+        LocalProtocolError: a header the handshake could not carry (say, a value with a
+            line break).
     """
 
     def __init__(
@@ -102,7 +105,7 @@ class WebSocketTransport:
         if not send_timeout > 0:
             raise ValueError("send_timeout must be positive")
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers = checked_header_fields(headers)
         self.origin = origin
         self.max_message_bytes = max_message_bytes
         self.open_timeout = open_timeout
