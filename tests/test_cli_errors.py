@@ -120,3 +120,41 @@ def test_an_import_failure_shows_only_the_files_own_frames(
         assert text in stderr, stderr
     assert "mcpkit/cli" not in stderr, stderr
     assert "importlib" not in stderr, stderr
+
+
+FAILING_LIFESPAN = """\
+from contextlib import asynccontextmanager
+from mcpkit import Server
+
+@asynccontextmanager
+async def lifespan(server):
+    raise RuntimeError("database unreachable")
+    yield
+
+server = Server("x", lifespan=lifespan)
+"""
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_failing_lifespan_is_reported_without_mcpkits_frames(
+    tmp_path: Path, transport: str
+) -> None:
+    """Status 1, the file's own frames (on stdio, where nothing else reports it) or the
+    log's report and one line (over HTTP), never the CLI's traceback through anyio."""
+    (tmp_path / "life.py").write_text(FAILING_LIFESPAN)
+    args = ["--transport", "http", "--port", "0"] if transport == "http" else []
+    done = run_cli("life.py", *args, cwd=tmp_path)
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert done.stdout == b""
+    assert 'life.py", line 6, in lifespan' in stderr, stderr
+    assert "RuntimeError: database unreachable" in stderr, stderr
+    assert "mcpkit/cli" not in stderr, stderr
+    if transport == "stdio":
+        assert stderr.startswith("mcpkit: the server stopped on an error:\n"), stderr
+        assert "anyio" not in stderr, stderr
+    else:
+        assert stderr.endswith(
+            "mcpkit: the application's lifespan startup failed, so the server did not start "
+            "(the log says why)\n"
+        ), stderr

@@ -45,9 +45,7 @@ def load_server(target: str) -> Any:
         CLIError: the file or the object does not exist, or the object cannot serve.
         TargetFailed: the file raised an exception while it was imported.
     """
-    path_text, name = target, "server"
-    if ":" in target and not target.endswith(".py"):
-        path_text, _, name = target.rpartition(":")
+    path_text, name = _split_target(target)
     if not name.isidentifier():
         raise CLIError(f"cannot parse target {target!r}; expected FILE.py[:OBJECT]")
     path = Path(path_text)
@@ -77,6 +75,18 @@ def load_server(target: str) -> Any:
     if not callable(getattr(server, "serve_stdio", None)):
         raise CLIError(f"{path_text}:{name} is not an MCP server (it has no serve_stdio())")
     return server
+
+
+def _split_target(target: str) -> tuple[str, str]:
+    """``FILE.py[:OBJECT]`` as (file, object name)."""
+    if ":" in target and not target.endswith(".py"):
+        path_text, _, name = target.rpartition(":")
+        return path_text, name
+    return target, "server"
+
+
+def _target_path(target: str) -> Path:
+    return Path(_split_target(target)[0])
 
 
 def _user_traceback(exc: BaseException, path: Path) -> str:
@@ -296,7 +306,7 @@ def _logging_for(level: str, *, explicit: bool) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    from ..exceptions import LocalProtocolError
+    from ..exceptions import LocalProtocolError, TransportError
     from ..transports import note_parent
 
     note_parent()  # record who started us before anything slow happens
@@ -323,16 +333,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.limits = dataclasses.replace(
                 server.limits, max_message_bytes=args.max_message_bytes
             )
-        if args.transport == "stdio":
-            server.run("stdio", backend=args.backend)
-        else:
-            options = _http_options(args)
-            try:
-                server.run(args.transport, backend=args.backend, **options)
-            except OSError as exc:  # binding: a port in use, an address not ours
-                why = exc.strerror or str(exc)
-                print(f"mcpkit: cannot listen on {args.host}:{args.port}: {why}", file=sys.stderr)
-                return 2
+        options = {} if args.transport == "stdio" else _http_options(args)
+        try:
+            server.run(args.transport, backend=args.backend, **options)
+        except OSError as exc:  # binding: a port in use, an address not ours
+            if args.transport == "stdio":
+                raise
+            why = exc.strerror or str(exc)
+            print(f"mcpkit: cannot listen on {args.host}:{args.port}: {why}", file=sys.stderr)
+            return 2
+        except TransportError as exc:  # e.g. the HTTP app's startup failed (logged)
+            print(f"mcpkit: {exc}", file=sys.stderr)
+            return 1
+        except Exception as exc:
+            # Say, the server's lifespan raised: the served file's frames tell its author
+            # why; mcpkit's, anyio's and asyncio's around them do not (all of it, when
+            # none is the file's).
+            print("mcpkit: the server stopped on an error:", file=sys.stderr)
+            print(_user_traceback(exc, _target_path(args.target)), end="", file=sys.stderr)
+            return 1
     except (CLIError, LocalProtocolError) as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
         return 2
