@@ -122,7 +122,9 @@ class ClientHandlers:
             ``mcpkit.client.server_log``).
         on_resource_updated: a subscribed resource changed (its URI).
         on_list_changed: the server's tools, resources or prompts changed ("tools",
-            "resources" or "prompts").
+            "resources" or "prompts"). On 2026-07-28 a server sends change notifications
+            only on a listen stream: these two are called for what arrives on one
+            (``async with client.listen(tools=True, ...)``), and never without one.
         on_elicitation_complete: a URL-mode elicitation finished (its id).
     """
 
