@@ -57,7 +57,8 @@ class Seen:
         return "ok"
 
     async def _ask(self, ctx: RequestContext, args: dict[str, Any]) -> str:
-        schema = {"type": "object", "properties": {"pick": {"type": "string"}}}
+        picks = {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}
+        schema = {"type": "object", "properties": {"pick": picks}}
         params = ElicitRequestParams(message="?", requested_schema=schema)
         self.values.append(await elicit(ctx.session, params, timeout=5))
         return "ok"

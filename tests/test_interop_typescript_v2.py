@@ -320,7 +320,16 @@ async def test_ts2_client_default_mode_keeps_the_handshake(node: str, anyio_back
 
 
 #: The elicitation answer of the MRTR plan: one object filling every form it is asked.
-ELICITED: Final = {"name": "ada", "ok": True, "color": "blue", "context": "tests"}
+#: The one answer the SDK's client gives to every form of the plan: what each one requires
+#: (the server checks answers against their forms).
+ELICITED: Final = {
+    "name": "ada",
+    "ok": True,
+    "color": "blue",
+    "context": "tests",
+    "username": "ada",
+    "email": "ada@example.com",
+}
 ROOTS: Final = [{"uri": "file:///workspace", "name": "workspace"}]
 #: (step, the text of its complete result, the client handlers it ran in order).
 MRTR_PLAN: Final = [
