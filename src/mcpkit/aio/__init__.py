@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._bus import BusMessage, MemoryNotificationBus, NotificationBus, Subscription
 from ._calls import (
     PROCEED,
+    PROGRESS_BURST,
     InboundRequest,
     NotificationHandler,
     ProgressCallback,
@@ -44,6 +45,7 @@ __all__ = [
     "MessageChannel",
     "NotificationHandler",
     "PROCEED",
+    "PROGRESS_BURST",
     "ProgressCallback",
     "RequestGate",
     "ReplyRoute",

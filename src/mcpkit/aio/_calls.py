@@ -7,6 +7,7 @@ import asyncio
 import inspect
 import logging
 import math
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROCEED",
+    "PROGRESS_BURST",
     "InboundRequest",
     "NotificationHandler",
     "ProgressCallback",
@@ -36,6 +38,9 @@ __all__ = [
 logger = logging.getLogger("mcpkit.aio")
 
 ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
+#: Progress notifications one request may send at once before ``Endpoint.progress_rate``
+#: applies.
+PROGRESS_BURST: Final = 100
 
 
 class InboundRequest(msgspec.Struct, eq=False):
@@ -56,18 +61,34 @@ class InboundRequest(msgspec.Struct, eq=False):
     #: Its answer was decided: a context that outlives the handler (a background task)
     #: sends no progress for it, even if the peer reuses its id for a new request.
     answered: bool = False
+    #: Progress notifications it may send now (a token bucket: see ``progress_rate``), and
+    #: when that was counted.
+    progress_credit: float = PROGRESS_BURST
+    progress_counted: float = 0.0
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> bool:
-        """Send a progress notification if the peer asked for progress and the request is
-        still in flight. Returns whether one was sent.
+        """Send a progress notification if the peer asked for progress, the request is
+        still in flight, and the endpoint's ``progress_rate`` allows one now (one that
+        reaches ``total`` always goes). Returns whether one was sent.
 
         Raises:
             LocalProtocolError: ``progress`` did not increase or is not finite.
         """
         if self.answered:
             return False
+        rate = self.endpoint.progress_rate
+        if rate is not None:
+            now = time.monotonic()
+            credit = min(
+                PROGRESS_BURST, self.progress_credit + (now - self.progress_counted) * rate
+            )
+            self.progress_counted = now
+            if credit < 1 and (total is None or not progress >= total):
+                self.progress_credit = credit
+                return False  # dropped, not queued: a later report supersedes it
+            self.progress_credit = credit - 1
         data = self.endpoint.connection.send_progress(self.id, progress, total, message)
         if data is None:
             return False

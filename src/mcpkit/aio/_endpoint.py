@@ -87,6 +87,13 @@ class Endpoint(Inbound, Outbound):
             get their ``drain_timeout`` (to end long-lived ones gracefully).
         peer_log: the bound on warnings about the peer's mistakes, to share one between
             connections (a client opening many would get a new burst with each).
+
+    Attributes:
+        progress_rate: most progress notifications per second sent for one peer request,
+            after a burst of :data:`PROGRESS_BURST` (``None``: no bound). Progress past
+            the bound is dropped, never queued; one reaching its ``total`` is always sent.
+            "Both parties SHOULD implement rate limiting" (basic/utilities/progress.mdx):
+            a handler reporting progress in a tight loop would otherwise flood the peer.
     """
 
     # Class-level defaults (an endpoint is made per stateless HTTP POST: what its
@@ -96,6 +103,7 @@ class Endpoint(Inbound, Outbound):
     _task_group: anyio.abc.TaskGroup | None = None
     _receiving: anyio.CancelScope | None = None  # (see Inbound._receive_loop)
     _drain_timeout = 2.0
+    progress_rate: float | None = 50.0
     _waiters: dict[RequestId, _Waiter]
     _routes: dict[RequestId, ReplyRoute]  # of native handlers with a route
 

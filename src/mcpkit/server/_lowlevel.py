@@ -9,7 +9,6 @@ without a declared type) and ``result`` is a result struct or a dict. The lifecy
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -19,7 +18,7 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from .._version import __version__
-from ..aio import MemoryNotificationBus, NotificationBus
+from ..aio import Endpoint, MemoryNotificationBus, NotificationBus
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError, ToolError
 from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, SchemaValidator, compile_schema
@@ -46,6 +45,7 @@ from ._compat import tool_for, tool_result_for
 from ._context import RequestContext
 from ._lifespan import Lifespan, LifespanFunction
 from ._listen import serve_listen
+from ._paging import page_of
 from ._request_state import RequestStateSealer
 from ._running import Running
 from ._session import ServerSession
@@ -135,6 +135,10 @@ class LowLevelServer(Running):
             "failed" without the exception's message; the traceback is logged either way.
         lifespan: ``lifespan(server)``, an async context manager entered before the first
             connection is served and exited after the last ended; yields ``ctx.lifespan``.
+        progress_rate: most progress notifications per second one request sends, after
+            a burst of 100 (``None``: no bound); past it a report is dropped, unless it
+            reaches its ``total`` (basic/utilities/progress.mdx: "SHOULD implement rate
+            limiting"; a tool reporting in a tight loop would flood the client).
     """
 
     def __init__(
@@ -158,6 +162,7 @@ class LowLevelServer(Running):
         max_subscriptions: int = 1000,
         mask_errors: bool = False,
         lifespan: LifespanFunction | None = None,
+        progress_rate: float | None = Endpoint.progress_rate,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -170,6 +175,8 @@ class LowLevelServer(Running):
             raise LocalProtocolError("page_size must be at least 1")
         if max_subscriptions < 1:
             raise LocalProtocolError("max_subscriptions must be at least 1")
+        if progress_rate is not None and not progress_rate > 0:
+            raise LocalProtocolError("progress_rate must be positive (or None: no bound)")
         self.max_subscriptions = max_subscriptions
         self.mask_errors = mask_errors
         self.lifespan = Lifespan(self, lifespan)
@@ -189,6 +196,7 @@ class LowLevelServer(Running):
         self._routes: dict[str, _Route] = {}
         self.sessions: set[ServerSession] = set()  # served now (notifications to every one)
         self.peer_log = PeerLogLimiter(shared=True)  # clients' mistakes: one bound for all
+        self.progress_rate = progress_rate
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler, SchemaValidator | None]] = {}
         self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}
@@ -327,32 +335,7 @@ class LowLevelServer(Running):
                 it issues, or for an offset it never gives (not a page boundary, or past
                 the end).
         """
-        start = 0
-        if isinstance(cursor, str):
-            start = self._offset_of(cursor, kind, len(items))
-        if self.page_size is None:
-            return list(items[start:]), None
-        end = start + self.page_size
-        next_cursor = None
-        if end < len(items):
-            next_cursor = _cursor(kind, end)
-        return list(items[start:end]), next_cursor
-
-    def _offset_of(self, cursor: str, kind: str, count: int) -> int:
-        try:
-            text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        except (ValueError, UnicodeError):
-            raise RPCError.invalid_params("Invalid cursor") from None
-        listed, _, digits = text.rpartition("#")
-        offset = int(digits) if digits.isascii() and digits.isdigit() else -1
-        if (
-            listed != kind
-            or _cursor(kind, offset) != cursor  # only the form this server issues
-            or not 0 < offset <= count
-            or (self.page_size is not None and offset % self.page_size)
-        ):
-            raise RPCError.invalid_params("Invalid cursor")
-        return offset
+        return page_of(items, cursor, kind, self.page_size)
 
     async def _list_tools(
         self, ctx: RequestContext, params: ListToolsRequestParams
@@ -393,8 +376,3 @@ class LowLevelServer(Running):
             outcome = CallToolResult(content=list(outcome))
         # As the negotiated revision can read it (audio, links, structured content).
         return tool_result_for(ctx.protocol_version or "", outcome)
-
-
-def _cursor(kind: str, offset: int) -> str:
-    """The cursor of the page starting at ``offset`` of the list ``kind``."""
-    return base64.urlsafe_b64encode(f"{kind}#{offset}".encode("ascii")).decode("ascii")

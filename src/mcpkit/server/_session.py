@@ -116,6 +116,7 @@ class ServerSession:
             self.end_listens if autoreceive else None,
             server.peer_log,  # one bound for all: new connections get no new burst
         )
+        self.endpoint.progress_rate = server.progress_rate
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
