@@ -9,7 +9,6 @@ from __future__ import annotations
 from ._bus import BusMessage, MemoryNotificationBus, NotificationBus, Subscription
 from ._calls import (
     PROCEED,
-    PROGRESS_BURST,
     InboundRequest,
     NotificationHandler,
     ProgressCallback,
@@ -23,6 +22,7 @@ from ._exitstack import close_stack
 from ._fdwait import FdReader
 from ._flag import Flag
 from ._groups import single_errors
+from ._rate import BURST, TokenBucket
 from ._route import ReplyRoute, current_route, detached_context
 from ._workers import run_in_worker
 
@@ -45,7 +45,8 @@ __all__ = [
     "MessageChannel",
     "NotificationHandler",
     "PROCEED",
-    "PROGRESS_BURST",
+    "BURST",
+    "TokenBucket",
     "ProgressCallback",
     "RequestGate",
     "ReplyRoute",

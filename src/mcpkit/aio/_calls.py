@@ -7,7 +7,6 @@ import asyncio
 import inspect
 import logging
 import math
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import msgspec
 from msgspec import Raw
 
 from ..types import ProgressNotificationParams, ProgressToken, RequestId
+from ._rate import TokenBucket
 
 if TYPE_CHECKING:
     from ._endpoint import Endpoint
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROCEED",
-    "PROGRESS_BURST",
     "InboundRequest",
     "NotificationHandler",
     "ProgressCallback",
@@ -38,9 +37,6 @@ __all__ = [
 logger = logging.getLogger("mcpkit.aio")
 
 ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
-#: Progress notifications one request may send at once before ``Endpoint.progress_rate``
-#: applies.
-PROGRESS_BURST: Final = 100
 
 
 class InboundRequest(msgspec.Struct, eq=False):
@@ -61,10 +57,9 @@ class InboundRequest(msgspec.Struct, eq=False):
     #: Its answer was decided: a context that outlives the handler (a background task)
     #: sends no progress for it, even if the peer reuses its id for a new request.
     answered: bool = False
-    #: Progress notifications it may send now (a token bucket: see ``progress_rate``), and
-    #: when that was counted.
-    progress_credit: float = PROGRESS_BURST
-    progress_counted: float = 0.0
+    #: The bound on its progress notifications (see ``Endpoint.progress_rate``), made
+    #: with its first report.
+    progress_bucket: TokenBucket | None = None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -78,17 +73,11 @@ class InboundRequest(msgspec.Struct, eq=False):
         """
         if self.answered:
             return False
-        rate = self.endpoint.progress_rate
-        if rate is not None:
-            now = time.monotonic()
-            credit = min(
-                PROGRESS_BURST, self.progress_credit + (now - self.progress_counted) * rate
-            )
-            self.progress_counted = now
-            if credit < 1 and (total is None or not progress >= total):
-                self.progress_credit = credit
-                return False  # dropped, not queued: a later report supersedes it
-            self.progress_credit = credit - 1
+        bucket = self.progress_bucket
+        if bucket is None and self.endpoint.progress_rate is not None:
+            bucket = self.progress_bucket = TokenBucket(self.endpoint.progress_rate)
+        if bucket is not None and not bucket.take(force=total is not None and progress >= total):
+            return False  # dropped, not queued: a later report supersedes it
         data = self.endpoint.connection.send_progress(self.id, progress, total, message)
         if data is None:
             return False

@@ -90,7 +90,7 @@ class Endpoint(Inbound, Outbound):
 
     Attributes:
         progress_rate: most progress notifications per second sent for one peer request,
-            after a burst of :data:`PROGRESS_BURST` (``None``: no bound). Progress past
+            after a burst of :data:`~mcpkit.aio.BURST` (``None``: no bound). Progress past
             the bound is dropped, never queued; one reaching its ``total`` is always sent.
             "Both parties SHOULD implement rate limiting" (basic/utilities/progress.mdx):
             a handler reporting progress in a tight loop would otherwise flood the peer.

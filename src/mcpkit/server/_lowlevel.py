@@ -139,6 +139,9 @@ class LowLevelServer(Running):
             a burst of 100 (``None``: no bound); past it a report is dropped, unless it
             reaches its ``total`` (basic/utilities/progress.mdx: "SHOULD implement rate
             limiting"; a tool reporting in a tight loop would flood the client).
+        log_rate: most log messages per second to one client, after a burst of 100
+            (``None``: no bound); past it they are dropped, and the next one sent is
+            preceded by a warning that says how many (logging.mdx: "SHOULD rate limit").
     """
 
     def __init__(
@@ -163,6 +166,7 @@ class LowLevelServer(Running):
         mask_errors: bool = False,
         lifespan: LifespanFunction | None = None,
         progress_rate: float | None = Endpoint.progress_rate,
+        log_rate: float | None = 100.0,
     ) -> None:
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
@@ -175,8 +179,9 @@ class LowLevelServer(Running):
             raise LocalProtocolError("page_size must be at least 1")
         if max_subscriptions < 1:
             raise LocalProtocolError("max_subscriptions must be at least 1")
-        if progress_rate is not None and not progress_rate > 0:
-            raise LocalProtocolError("progress_rate must be positive (or None: no bound)")
+        for rate in (progress_rate, log_rate):
+            if rate is not None and not rate > 0:
+                raise LocalProtocolError("progress_rate and log_rate must be positive or None")
         self.max_subscriptions = max_subscriptions
         self.mask_errors = mask_errors
         self.lifespan = Lifespan(self, lifespan)
@@ -197,6 +202,7 @@ class LowLevelServer(Running):
         self.sessions: set[ServerSession] = set()  # served now (notifications to every one)
         self.peer_log = PeerLogLimiter(shared=True)  # clients' mistakes: one bound for all
         self.progress_rate = progress_rate
+        self.log_rate = log_rate
         self._notifications: dict[str, NotificationCallback] = {}
         self._tools: dict[str, tuple[Tool, ToolHandler, SchemaValidator | None]] = {}
         self._param_headers: dict[str, tuple[ParamHeader, ...]] = {}

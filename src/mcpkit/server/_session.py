@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Final, get_args
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio.lowlevel
 import msgspec
 from anyio.lowlevel import EventLoopToken
-from msgspec import UNSET, Raw, UnsetType
+from msgspec import UNSET, Raw
 
 from ..aio import PROCEED, Endpoint, InboundRequest, MessageChannel, Subscription
-from ..exceptions import LocalProtocolError, RPCError
+from ..exceptions import RPCError
 from ..protocol import HandshakeState, ServerHandshake
 from ..types import (
     HANDSHAKE_VERSIONS,
@@ -25,7 +25,6 @@ from ..types import (
     InitializeResult,
     InputResponseRequestParams,
     LoggingLevel,
-    LoggingMessageNotificationParams,
     ServerCapabilities,
     negotiate_version,
 )
@@ -44,6 +43,7 @@ from ._modern import (
 )
 from ._modern_results import STRIPPERS, discover_result, finish_handshake, finish_modern
 from ._params import INIT_DECODER, PING_DECODER, SET_LEVEL_DECODER, decode_params
+from ._session_log import SessionLogging
 
 if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
@@ -52,15 +52,12 @@ __all__ = ["ServerSession"]
 
 logger = logging.getLogger("mcpkit.server")
 
-_LEVELS: Final[tuple[str, ...]] = get_args(LoggingLevel)
-_SEVERITY: Final = {name: rank for rank, name in enumerate(_LEVELS)}
-
 
 #: (A module constant: an Enum member read through its class costs ten times as much.)
 _READY: Final = HandshakeState.READY
 
 
-class ServerSession:
+class ServerSession(SessionLogging):
     """The state of one client connection to a :class:`LowLevelServer`.
 
     Attributes:
@@ -342,56 +339,3 @@ class ServerSession:
         """Send a notification in the background, from synchronous code on the event loop
         (best effort: nothing is sent once the connection has ended)."""
         self.endpoint.notify_soon(method, params, related=related)
-
-    def log_soon(
-        self,
-        level: LoggingLevel,
-        data: Any,
-        *,
-        logger: str | None = None,
-        threshold: LoggingLevel | UnsetType | None = UNSET,
-    ) -> None:
-        """Send a log message in the background if ``level`` passes the client's threshold
-        (from synchronous code on the event loop, e.g. a logging handler); ``threshold``
-        as for :meth:`send_log`."""
-        params = self._log_params(level, data, logger, threshold)
-        if params is not None:
-            self.endpoint.notify_soon("notifications/message", params)
-
-    def _log_params(
-        self,
-        level: LoggingLevel,
-        data: Any,
-        logger: str | None,
-        threshold: LoggingLevel | UnsetType | None,
-    ) -> LoggingMessageNotificationParams | None:
-        """The log message to send, ``None`` when ``level`` does not pass the threshold."""
-        minimum = self.log_level if isinstance(threshold, UnsetType) else threshold
-        if minimum is None or _SEVERITY[level] < _SEVERITY[minimum]:
-            return None
-        return LoggingMessageNotificationParams(
-            level=level, data=data, logger=UNSET if logger is None else logger
-        )
-
-    async def send_log(
-        self,
-        level: LoggingLevel,
-        data: Any,
-        *,
-        logger: str | None = None,
-        threshold: LoggingLevel | UnsetType | None = UNSET,
-    ) -> bool:
-        """Send ``notifications/message`` if ``level`` passes the client's threshold
-        (``threshold`` overrides the session's: a 2026-07-28 request's own ``logLevel``,
-        ``None`` when it asked for no log messages).
-
-        Raises:
-            LocalProtocolError: ``level`` is not a logging level.
-        """
-        if level not in _SEVERITY:
-            raise LocalProtocolError(f"unknown logging level {level!r}; use one of {_LEVELS}")
-        params = self._log_params(level, data, logger, threshold)
-        if params is None:
-            return False
-        await self.endpoint.notify("notifications/message", params)
-        return True
