@@ -15,7 +15,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..aio import InboundRequest
+from ..aio import InboundRequest, TokenBucket
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import compile_schema, decode_params
@@ -85,6 +85,11 @@ def declares(capability: dict[str, Any] | UnsetType, sub: str) -> bool:
     return isinstance(capability, dict) and sub in capability
 
 
+#: The server's requests that cost the client something (a model's tokens, the user's
+#: attention), and so are rate limited.
+_RATED: Final = frozenset({"sampling/createMessage", "elicitation/create"})
+
+
 def checked(value: Any, kind: Any, what: str) -> Any:
     """A callback's return value as ``kind``, or -32603: what goes back to the server
     must be a valid result (a dict with the wrong members, an action that does not
@@ -126,6 +131,12 @@ class ClientHandlers:
             only on a listen stream: these two are called for what arrives on one
             (``async with client.listen(tools=True, ...)``), and never without one.
         on_elicitation_complete: a URL-mode elicitation finished (its id).
+        request_rate: most sampling and elicitation requests per second the server may
+            make (handshake era), after a burst of 100; past it they are refused with
+            -32000 before any callback runs ("Clients SHOULD implement rate limiting",
+            client/sampling.mdx and elicitation.mdx): a server must not run up model
+            costs or pile prompts on the user in a loop. ``None``: no bound. Set it on
+            ``client.handlers`` before connecting.
     """
 
     sampling: SamplingCallback | None = None
@@ -138,6 +149,8 @@ class ClientHandlers:
     on_resource_updated: Callable[[str], Awaitable[None] | None] | None = None
     on_list_changed: Callable[[str], Awaitable[None] | None] | None = None
     on_elicitation_complete: Callable[[str], Awaitable[None] | None] | None = None
+    request_rate: float | None = 10.0
+    _requests: TokenBucket | None = field(default=None, init=False, repr=False, compare=False)
     #: Warnings about the server's invalid notifications, within a bound (a flood of them
     #: wrote 195,000 lines in 11 s).
     _peer_log: PeerLogLimiter = field(
@@ -175,6 +188,15 @@ class ClientHandlers:
         method = request.method
         if method == "ping":
             return EmptyResult()
+        if method in _RATED and self.request_rate is not None:
+            if self._requests is None:
+                self._requests = TokenBucket(self.request_rate)
+            if not self._requests.take():
+                raise RPCError(
+                    ErrorCode.SERVER_BUSY,
+                    f"Too many {method} requests: more than {self.request_rate:g} per second "
+                    "after a burst of 100; retry later",
+                )
         if method == "sampling/createMessage" and self.sampling is not None:
             sampling = decode_params(_SAMPLING, request.params, method)
             if (sampling.tools is not UNSET or sampling.tool_choice is not UNSET) and not declares(

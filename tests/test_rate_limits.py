@@ -16,10 +16,17 @@ import anyio
 import pytest
 
 from mcpkit.aio import BURST
-from mcpkit.exceptions import LocalProtocolError
+from mcpkit.client import Client
+from mcpkit.exceptions import LocalProtocolError, RPCError
 from mcpkit.server import RequestContext, Server
 from mcpkit.testing import connect_memory
-from mcpkit.types import ProgressNotificationParams
+from mcpkit.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ErrorCode,
+    ProgressNotificationParams,
+    TextContent,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +150,58 @@ async def test_log_messages_are_rate_limited_and_the_loss_is_reported(
             assert not is_notice[index + 1]  # it goes right before a message
     assert counts, "the loss is reported"
     assert sum(counts) <= 2 * MESSAGES - len(lines)
+
+
+# -- the server's sampling and elicitation requests, at the client ("Clients SHOULD
+# implement rate limiting", client/sampling.mdx and elicitation.mdx "Security") ----------
+
+REQUESTS: Final = 300
+
+
+def build_asking() -> tuple[Server, dict[str, Any]]:
+    server = Server("asking", "1.0")
+    seen: dict[str, Any] = {}
+
+    @server.tool()
+    async def costly(ctx: RequestContext) -> str:
+        """Asks for a sample in a tight loop."""
+        started = time.monotonic()
+        answered = 0
+        refusals: list[tuple[int, str]] = []
+        for _ in range(REQUESTS):
+            try:
+                await ctx.sample("again?", max_tokens=1)
+                answered += 1
+            except RPCError as exc:
+                refusals.append((exc.code, exc.message))
+        seen.update(answered=answered, refusals=refusals, elapsed=time.monotonic() - started)
+        return "done"
+
+    return server, seen
+
+
+@pytest.mark.parametrize("rate", [10.0, None])
+async def test_the_servers_costly_requests_are_rate_limited(rate: float | None) -> None:
+    server, seen = build_asking()
+    calls = 0
+
+    async def model(params: CreateMessageRequestParams) -> CreateMessageResult:
+        nonlocal calls
+        calls += 1
+        return CreateMessageResult(role="assistant", content=TextContent(text="."), model="m")
+
+    with anyio.fail_after(LIMIT):
+        client = Client(server, sampling=model, era="handshake")
+        client.handlers.request_rate = rate
+        async with client:
+            await client.call_tool("costly", {})
+            await client.ping()  # the connection is unharmed
+    assert seen["answered"] == calls  # a refused request never reached the callback
+    if rate is None:
+        assert calls == REQUESTS
+        return
+    assert BURST <= calls <= BURST + seen["elapsed"] * rate + 1
+    assert len(seen["refusals"]) == REQUESTS - calls > 0
+    for code, message in seen["refusals"]:
+        assert code == ErrorCode.SERVER_BUSY
+        assert message.startswith("Too many sampling/createMessage requests: more than 10")
