@@ -86,8 +86,8 @@ def declares(capability: dict[str, Any] | UnsetType, sub: str) -> bool:
 
 
 #: The server's requests that cost the client something (a model's tokens, the user's
-#: attention), and so are rate limited.
-_RATED: Final = frozenset({"sampling/createMessage", "elicitation/create"})
+#: attention), and so are rate limited: method -> the callback that answers it.
+_RATED: Final = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation"}
 
 
 def checked(value: Any, kind: Any, what: str) -> Any:
@@ -188,15 +188,8 @@ class ClientHandlers:
         method = request.method
         if method == "ping":
             return EmptyResult()
-        if method in _RATED and self.request_rate is not None:
-            if self._requests is None:
-                self._requests = TokenBucket(self.request_rate)
-            if not self._requests.take():
-                raise RPCError(
-                    ErrorCode.SERVER_BUSY,
-                    f"Too many {method} requests: more than {self.request_rate:g} per second "
-                    "after a burst of 100; retry later",
-                )
+        if method in _RATED and getattr(self, _RATED[method]) is not None:
+            self._admit(method)
         if method == "sampling/createMessage" and self.sampling is not None:
             sampling = decode_params(_SAMPLING, request.params, method)
             if (sampling.tools is not UNSET or sampling.tool_choice is not UNSET) and not declares(
@@ -217,6 +210,23 @@ class ClientHandlers:
         raise RPCError(
             ErrorCode.METHOD_NOT_FOUND, f"Method not supported by this client: {peer_text(method)}"
         )
+
+    def _admit(self, method: str) -> None:
+        """Let one of the server's costly requests through, within ``request_rate``.
+
+        Raises:
+            RPCError: -32000 past the rate.
+        """
+        if self.request_rate is None:
+            return
+        if self._requests is None:
+            self._requests = TokenBucket(self.request_rate)
+        if not self._requests.take():
+            raise RPCError(
+                ErrorCode.SERVER_BUSY,
+                f"Too many {method} requests: more than {self.request_rate:g} per second "
+                "after a burst of 100; retry later",
+            )
 
     async def elicited(self, params: ElicitRequestParams) -> ElicitResult:
         """The elicitation callback's answer to ``params``, checked: a valid result, and an
