@@ -556,6 +556,11 @@ def test_registration_errors() -> None:
         server.tool(name="once")(once)
     with pytest.raises(LocalProtocolError):
         server.tool(name="bad name")(once)
+    # An empty name is refused, not taken as "use the function's name" (a second 'once').
+    with pytest.raises(LocalProtocolError, match="name= must not be empty"):
+        server.tool(name="")(once)
+    with pytest.raises(LocalProtocolError, match="name= must not be empty"):
+        server.tool(name="", input_schema={"type": "object"})(lambda **kwargs: "")
     with pytest.raises(LocalProtocolError):
 
         @server.resource("users://{id}")

@@ -284,9 +284,11 @@ def function_schema(
             ``Meta(pattern=)`` that is malformed or only Python's backtracking engine can
             run and could take too long on (see :mod:`._argpatterns`).
     """
-    label = name or getattr(fn, "__name__", None)
+    label = name if name is not None else getattr(fn, "__name__", None)
     if not label:
-        raise LocalProtocolError(f"{fn!r} has no __name__; pass name=")
+        raise LocalProtocolError(
+            "name= must not be empty" if name is not None else f"{fn!r} has no __name__; pass name="
+        )
     target, is_async = callable_kind(fn, label)
     try:
         signature = inspect.signature(fn)

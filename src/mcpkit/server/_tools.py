@@ -126,9 +126,13 @@ class ToolRegistry:
             # leave additional properties open: the function takes them all as **kwargs.
             schema = None
             context_param = _context_param(fn)
-            tool_name = name or getattr(fn, "__name__", "")
+            tool_name = name if name is not None else getattr(fn, "__name__", "")
             if not tool_name:
-                raise LocalProtocolError(f"{fn!r} has no __name__; pass name=")
+                raise LocalProtocolError(
+                    "name= must not be empty"
+                    if name is not None
+                    else f"{fn!r} has no __name__; pass name="
+                )
             is_async = callable_kind(fn, tool_name)[1]
             tool_description = description or _summary(fn)
             derived_output = None
