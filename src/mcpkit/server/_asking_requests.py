@@ -155,7 +155,7 @@ class InputBuilders:
             if validator is None:
                 return Elicitation("accept", answer_as(content, schema))
             if not validator.is_valid(content):
-                detail = "; ".join(error.message for error in validator.errors(content))
+                detail = "; ".join(e.message for e in validator.errors(content, limit=3))
                 raise RemoteProtocolError(
                     "the client's elicitation answer does not match the requested form: "
                     f"{one_line(detail)}"
