@@ -34,6 +34,9 @@ logger = logging.getLogger("mcpkit.transports.ws")
 SUBPROTOCOL: Final = "mcp"
 _UNSUPPORTED_DATA: Final = 1003
 _MESSAGE_TOO_BIG: Final = 1009
+#: What the opening handshake's timeout raises: on Python 3.10 websockets raises
+#: asyncio.TimeoutError, not yet the builtin TimeoutError it became in 3.11.
+_TIMEOUTS: Final = (TimeoutError, asyncio.TimeoutError)
 
 
 def _require_websockets() -> None:
@@ -190,7 +193,7 @@ class WebSocketChannel:
                 f"the server refused the WebSocket handshake at {t.url}: HTTP {status}",
                 status=status,
             ) from exc
-        except (InvalidHandshake, InvalidURI, OSError, TimeoutError) as exc:
+        except (InvalidHandshake, InvalidURI, OSError, *_TIMEOUTS) as exc:
             raise TransportError(f"cannot open a WebSocket to {t.url}: {exc}") from exc
         if self.connection.subprotocol != SUBPROTOCOL:
             await self.__aexit__(None, None, None)
