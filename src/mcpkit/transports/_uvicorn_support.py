@@ -119,6 +119,11 @@ def startup_failed(server: Any) -> bool:
     return bool(getattr(getattr(server, "lifespan", None), "should_exit", False))
 
 
+#: Largest body sent in one write with its response's headers (a larger one is written
+#: after them: the copy would cost more than the system call it saves).
+_COALESCED_BODY: Final = 64 * 1024
+
+
 class Coalescing:
     """A connection's transport that sends a response's headers and its body in one
     write (one ``send`` system call instead of two) when the body follows at once.
@@ -145,7 +150,15 @@ class Coalescing:
         held = self._held
         if held is not None:
             self._held = None
-            self._transport.writelines((held, data))  # no copy where sendmsg is used
+            if len(data) <= _COALESCED_BODY:
+                # One write: not writelines, which in CPython 3.12 and 3.13.0 never
+                # pauses the protocol past the high-water mark (so no backpressure and
+                # no write deadline for a client that reads nothing); copying a small
+                # body costs less than the system call saved.
+                self._transport.write(held + data)
+            else:
+                self._transport.write(held)
+                self._transport.write(data)
             return
         cycle = getattr(self._protocol, "cycle", None)
         if (
