@@ -19,7 +19,7 @@ from __future__ import annotations
 import collections.abc
 import inspect
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 import msgspec
@@ -101,15 +101,14 @@ class Structurer:
             if self._adapter is not None:
                 validated = self._adapter.validate_python(value)
                 data = self._adapter.dump_python(validated, mode="json")
-                if b"null" in _encode_json(data):
-                    refuse_non_finite(self._adapter.dump_python(validated), base)
+                adapter = self._adapter
+                refuse_non_finite(_encode_json(data), lambda: adapter.dump_python(validated), base)
             else:
                 # Through JSON and back gives exactly what the client will see (lists, not
                 # tuples; string keys); converting that to the annotation checks it,
                 # constraints included.
                 encoded = _encode_json(value)
-                if b"null" in encoded:
-                    refuse_non_finite(value, base)
+                refuse_non_finite(encoded, lambda: value, base)
                 data = msgspec.json.decode(encoded)
                 msgspec.convert(data, self._type, strict=True, str_keys=True)
         except msgspec.ValidationError as exc:
@@ -134,14 +133,20 @@ class Structurer:
 _encode_json: Final = msgspec.json.Encoder().encode
 
 
-def refuse_non_finite(plain: Any, base: list[Segment] | None = None) -> None:
-    """Refuse a result holding NaN or infinity (JSON has neither, and turning it into
-    ``null`` would hand the client a value the function never returned).
+def refuse_non_finite(
+    encoded: bytes, plain: Callable[[], Any], base: list[Segment] | None = None
+) -> None:
+    """Refuse a result holding NaN or infinity, given its JSON (``encoded``) and, to look
+    into only when that holds a ``null`` (where msgspec and pydantic's JSON mode write
+    them), the Python value (``plain()``): JSON has neither, and ``null`` would hand the
+    client a value the function never returned.
 
     Raises:
         ResultError: there is one.
     """
-    found = non_finite_path(plain, "the result")
+    if b"null" not in encoded:
+        return
+    found = non_finite_path(plain(), "the result")
     if found is not None:
         why = f"{found} is not a finite number (JSON has no NaN or infinity)"
         raise ResultError([(pointer(base or []), why)])

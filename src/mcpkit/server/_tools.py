@@ -266,8 +266,7 @@ class ToolRegistry:
             # Structured results also travel as text for clients without structured
             # output (server/tools.mdx 2025-06-18, "Structured Content").
             encoded = _JSON.encode(structured)
-            if b"null" in encoded:
-                refuse_non_finite(structured)  # (a NaN written as null: a changed value)
+            refuse_non_finite(encoded, lambda: structured)
             text = encoded.decode()
             return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
         return CallToolResult(content=to_content(value))
@@ -332,6 +331,5 @@ def to_content(value: Any) -> list[ContentBlock]:
         encoded = _JSON.encode(value)
     except (TypeError, ValueError) as exc:
         raise ResultError([("", f"the result cannot be encoded as JSON: {exc}")]) from exc
-    if b"null" in encoded:
-        refuse_non_finite(value)  # (msgspec writes NaN as null: the text would misstate it)
+    refuse_non_finite(encoded, lambda: value)  # (the text would say null for a NaN)
     return [TextContent(text=encoded.decode())]
