@@ -85,10 +85,6 @@ def _split_target(target: str) -> tuple[str, str]:
     return target, "server"
 
 
-def _target_path(target: str) -> Path:
-    return Path(_split_target(target)[0])
-
-
 def _user_traceback(exc: BaseException, path: Path) -> str:
     """``exc``'s traceback from the first frame in ``path`` on (all of it if none is:
     a syntax error is raised before the file runs, and shows its place itself)."""
@@ -350,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # why; mcpkit's, anyio's and asyncio's around them do not (all of it, when
             # none is the file's).
             print("mcpkit: the server stopped on an error:", file=sys.stderr)
-            print(_user_traceback(exc, _target_path(args.target)), end="", file=sys.stderr)
+            path = Path(_split_target(args.target)[0])
+            print(_user_traceback(exc, path), end="", file=sys.stderr)
             return 1
     except (CLIError, LocalProtocolError) as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..aio import InboundRequest, TokenBucket
+from ..aio import BURST, InboundRequest, TokenBucket
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import compile_schema, decode_params
@@ -225,7 +225,7 @@ class ClientHandlers:
             raise RPCError(
                 ErrorCode.SERVER_BUSY,
                 f"Too many {method} requests: more than {self.request_rate:g} per second "
-                "after a burst of 100; retry later",
+                f"after a burst of {BURST}; retry later",
             )
 
     async def elicited(self, params: ElicitRequestParams) -> ElicitResult:

@@ -36,7 +36,14 @@ from ._typeschema import (
     type_hints,
 )
 
-__all__ = ["ArgumentError", "FunctionSchema", "ParameterInfo", "ResultError", "function_schema"]
+__all__ = [
+    "ArgumentError",
+    "FunctionSchema",
+    "ParameterInfo",
+    "ResultError",
+    "function_schema",
+    "registered_name",
+]
 
 _astuple = msgspec.structs.astuple
 
@@ -259,6 +266,20 @@ class _Binder:
         return errors or [("", "the arguments are invalid")]
 
 
+def registered_name(fn: Callable[..., Any], name: str | None) -> str:
+    """The name a function is registered under: ``name`` if given, else its own.
+
+    Raises:
+        LocalProtocolError: ``name`` is empty, or not given for a callable without one.
+    """
+    label = name if name is not None else getattr(fn, "__name__", None)
+    if not label:
+        raise LocalProtocolError(
+            "name= must not be empty" if name is not None else f"{fn!r} has no __name__; pass name="
+        )
+    return str(label)
+
+
 def function_schema(
     fn: Callable[..., Any],
     *,
@@ -284,11 +305,7 @@ def function_schema(
             ``Meta(pattern=)`` that is malformed or only Python's backtracking engine can
             run and could take too long on (see :mod:`._argpatterns`).
     """
-    label = name if name is not None else getattr(fn, "__name__", None)
-    if not label:
-        raise LocalProtocolError(
-            "name= must not be empty" if name is not None else f"{fn!r} has no __name__; pass name="
-        )
+    label = registered_name(fn, name)
     target, is_async = callable_kind(fn, label)
     try:
         signature = inspect.signature(fn)

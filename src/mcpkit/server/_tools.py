@@ -39,7 +39,13 @@ from ._callables import callable_kind
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._results import refuse_non_finite
-from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
+from ._signature import (
+    ArgumentError,
+    FunctionSchema,
+    ResultError,
+    function_schema,
+    registered_name,
+)
 from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
 from ._typeschema import is_context, type_hints
 
@@ -126,13 +132,7 @@ class ToolRegistry:
             # leave additional properties open: the function takes them all as **kwargs.
             schema = None
             context_param = _context_param(fn)
-            tool_name = name if name is not None else getattr(fn, "__name__", "")
-            if not tool_name:
-                raise LocalProtocolError(
-                    "name= must not be empty"
-                    if name is not None
-                    else f"{fn!r} has no __name__; pass name="
-                )
+            tool_name = registered_name(fn, name)
             is_async = callable_kind(fn, tool_name)[1]
             tool_description = description or _summary(fn)
             derived_output = None
