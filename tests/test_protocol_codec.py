@@ -619,54 +619,81 @@ class _Point:
     y: float
 
 
-_LONG = "x" * 2100  # makes the message long enough to be walked rather than scanned
 _NAN = float("nan")
-
-# (a long payload, where the NaN or infinity hides): larger messages are checked by a walk
-# over their objects, which must catch every place a float can be, and fall back to the
-# byte scan for what it does not know or past its budget.
-_LONG_NON_FINITE = [
-    ("dict value", {"t": _LONG, "x": _NAN}),
-    ("negative infinity in a list", {"t": _LONG, "x": [1.0, float("-inf")]}),
-    ("struct float field", {"t": _LONG, "b": _Block(_LONG, _Scored(float("inf")))}),
-    ("struct Any field", {"b": _Block(_LONG, extra={"deep": [[_NAN]]})}),
-    ("in a tuple", {"t": _LONG, "x": (1, (2.0, _NAN))}),
-    ("dataclass field", {"t": _LONG, "x": _Point(1.0, _NAN)}),
-    ("past the walk's budget", {"t": _LONG, "x": [{"v": 1.0} for _ in range(100)] + [_NAN]}),
-    (
-        "content annotations",
-        CallToolResult(content=[TextContent(text=_LONG, annotations=Annotations(priority=_NAN))]),
-    ),
-    ("structured content", CallToolResult(content=[], structured_content={"t": _LONG, "x": _NAN})),
-    # Structs are not type-checked when built: a field declared as a string can hold one.
-    (
-        "a float where a struct declares a string",
-        CallToolResult(content=[TextContent(text=_LONG), TextContent(text=cast(Any, _NAN))]),
-    ),
+#: Three sizes, one per way a message is checked for NaN and infinity (which msgspec writes
+#: as ``null``): a few hundred bytes (scanned for ``null``), a few KiB (proved float-free by
+#: its MessagePack encoding), more than 8 KiB (a walk over its objects first).
+_LONG_SIZES = [
+    pytest.param(100, id="scan"),
+    pytest.param(2100, id="pack"),
+    pytest.param(9000, id="walk"),
 ]
+#: U+02C0 is b"\xcb\x80" in UTF-8: MessagePack's float64 marker byte inside a string.
+_MARKER_TEXT = "\u02c0"
 
 
-@pytest.mark.parametrize("result", [pytest.param(r, id=n) for n, r in _LONG_NON_FINITE])
-def test_non_finite_floats_in_long_results_are_caught(result: Any) -> None:
+def _long_non_finite(long: str) -> list[tuple[str, Any]]:
+    """(where the NaN or infinity hides, a payload holding it): every place a float can be,
+    what the walk does not know, past its budget, and where the MessagePack proof cannot
+    be used (an integer it cannot encode) or is fooled (its marker byte in a string)."""
+    return [
+        ("dict value", {"t": long, "x": _NAN}),
+        ("negative infinity in a list", {"t": long, "x": [1.0, float("-inf")]}),
+        ("struct float field", {"t": long, "b": _Block(long, _Scored(float("inf")))}),
+        ("struct Any field", {"b": _Block(long, extra={"deep": [[_NAN]]})}),
+        ("in a tuple", {"t": long, "x": (1, (2.0, _NAN))}),
+        ("dataclass field", {"t": long, "x": _Point(1.0, _NAN)}),
+        ("past the walk's budget", {"t": long, "x": [{"v": 1.0} for _ in range(100)] + [_NAN]}),
+        (
+            "content annotations",
+            CallToolResult(
+                content=[TextContent(text=long, annotations=Annotations(priority=_NAN))]
+            ),
+        ),
+        (
+            "structured content",
+            CallToolResult(content=[], structured_content={"t": long, "x": _NAN}),
+        ),
+        # Structs are not type-checked when built: a field declared as a string can hold one.
+        (
+            "a float where a struct declares a string",
+            CallToolResult(content=[TextContent(text=long), TextContent(text=cast(Any, _NAN))]),
+        ),
+        ("beside an integer MessagePack cannot encode", {"t": long, "n": 2**70, "x": _NAN}),
+        ("beside the float64 marker in a string", {"t": long + _MARKER_TEXT, "x": _NAN}),
+    ]
+
+
+@pytest.mark.parametrize("size", _LONG_SIZES)
+@pytest.mark.parametrize(
+    "case", range(len(_long_non_finite(""))), ids=[name for name, _ in _long_non_finite("")]
+)
+def test_non_finite_floats_in_long_results_are_caught(size: int, case: int) -> None:
+    _, result = _long_non_finite("x" * size)[case]
     with pytest.raises(LocalProtocolError, match="NaN and infinity are not JSON"):
         encode_result(1, result)
     with pytest.raises(LocalProtocolError, match="NaN and infinity are not JSON"):
         encode_request(1, "m", result)
 
 
-@pytest.mark.parametrize(
-    "result",
-    [
-        {"t": _LONG, "x": None, "y": [None, 1.5, -0.0]},
-        {"b": _Block(_LONG, _Scored(1e308, "null"), extra={"k": [1.0, None]})},
-        {"t": _LONG, "x": [{"v": 1.0} for _ in range(100)]},
+def _long_finite(long: str) -> list[Any]:
+    return [
+        {"t": long, "x": None, "y": [None, 1.5, -0.0]},
+        {"b": _Block(long, _Scored(1e308, "null"), extra={"k": [1.0, None]})},
+        {"t": long, "x": [{"v": 1.0} for _ in range(100)]},
         CallToolResult(
-            content=[TextContent(text=_LONG + "null", annotations=Annotations(priority=0.5))],
+            content=[TextContent(text=long + "null", annotations=Annotations(priority=0.5))],
             structured_content=[0.25, None],
         ),
-    ],
-)
-def test_finite_long_results_encode(result: Any) -> None:
+        {"t": long + "null", "n": 2**70},
+        {"t": long + _MARKER_TEXT + "null", "x": None},
+    ]
+
+
+@pytest.mark.parametrize("size", _LONG_SIZES)
+@pytest.mark.parametrize("case", range(len(_long_finite(""))))
+def test_finite_long_results_encode(size: int, case: int) -> None:
+    result = _long_finite("x" * size)[case]
     assert json.loads(encode_result(1, result))["result"] == json.loads(msgspec.json.encode(result))
 
 

@@ -182,6 +182,40 @@ def test_result_round_trip(rid: int | str, result: dict[str, Any]) -> None:
     assert json.loads(bytes(decoded.result)) == result
 
 
+any_floats_values = st.recursive(
+    st.one_of(json_scalars, st.floats(), st.sampled_from(["\u02c0", "null"])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+@given(any_floats_values, st.sampled_from([0, 500, 3000, 9000]))
+@settings(max_examples=400)
+def test_non_finite_floats_are_refused_at_every_size(value: Any, padding: int) -> None:
+    """NaN and infinity are refused wherever they are, whichever way the message's size
+    has it checked (scan, MessagePack proof, walk); everything else encodes unchanged."""
+    result = {"pad": "x" * padding, "v": value}
+    if _has_non_finite(value):
+        try:
+            encode_result(1, result)
+        except LocalProtocolError:
+            return
+        raise AssertionError("a non-finite float was encoded")
+    assert json.loads(encode_result(1, result))["result"] == result
+
+
 @given(st.lists(st.binary(max_size=40), max_size=20), st.integers(min_value=1, max_value=50))
 def test_framing_reassembles_any_chunking(pieces: list[bytes], limit: int) -> None:
     """However a stream is chunked, the frames are the same as for the whole stream."""

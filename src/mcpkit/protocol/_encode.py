@@ -4,10 +4,12 @@ msgspec writes NaN and infinity as ``null``; an encoded message that contains ``
 therefore checked for non-finite floats before it is handed out, and anything JSON cannot
 represent raises :class:`LocalProtocolError` so the caller can answer -32603 instead.
 
-Looking for ``null`` costs about 0.6 ns per byte. For a large message (an image, a long
-text) a walk over the payload's few objects is cheaper: it visits only the struct fields
-whose type can hold a float at all, and gives up (back to the byte scan) past a small
-budget of objects.
+Looking for ``null`` costs about 0.3-0.6 ns per byte, which on a 1 KiB text result is half
+of what encoding it costs. Above a few hundred bytes it is cheaper to prove there is no float
+at all: msgspec's MessagePack encoder writes every float as ``0xCB`` and eight bytes, and
+encoding (no escaping: mostly a copy) and looking for that byte (``memchr``) cost about a
+quarter of the scan. For a large message (an image, a long text) a walk over the payload's
+few objects is cheaper still; it gives up past a small budget of objects.
 """
 
 from __future__ import annotations
@@ -103,12 +105,18 @@ def non_finite_path(obj: Any, path: str, depth: int = 0) -> str | None:
     return None
 
 
+#: msgspec's MessagePack encoding of every Python float (a float64) starts with this byte.
+_FLOAT64: Final = 0xCB
+_pack: Final = msgspec.msgpack.Encoder().encode
 _NO_FLOATS: Final = frozenset({str, int, bool, bytes, type(None), UnsetType, Raw})
 #: Struct type -> a function returning all its fields' values (see _field_getter).
 _FLOAT_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
-#: Messages up to this size are scanned: a walk over a typical result (a tool result
-#: with one text block) costs about as much as scanning 1 to 2 KiB.
-_WALK_ABOVE: Final = 2048
+#: Messages up to this size are scanned for ``null``; above it the MessagePack proof is
+#: cheaper (measured on CPython 3.11: equal at about 300 bytes, 0.6x at 1 KiB).
+_SCAN_UP_TO: Final = 384
+#: Above this size the walk goes first: on a typical result (a tool result with one text
+#: block) it costs about as much as the MessagePack proof of 8 to 16 KiB.
+_WALK_ABOVE: Final = 8192
 _WALK_BUDGET: Final = 64
 
 
@@ -165,6 +173,16 @@ def _all_finite(value: Any) -> bool | None:
     return True
 
 
+def _holds_no_float(payload: Any) -> bool:
+    """Whether ``payload`` certainly holds no float: its MessagePack encoding has no float64
+    marker byte. (The byte can also occur inside strings, binary data or integers: then the
+    answer is False and the caller falls back to the exact check.)"""
+    try:
+        return _FLOAT64 not in _pack(payload)
+    except Exception:  # anything MessagePack cannot encode: use the exact check
+        return False
+
+
 def _finite_or_refuse(out: bytes, payload: Any, where: str) -> None:
     """Refuse NaN and infinity, which msgspec has written as ``null`` into ``out``."""
     if len(out) > _WALK_ABOVE:
@@ -173,6 +191,8 @@ def _finite_or_refuse(out: bytes, payload: Any, where: str) -> None:
             return
         if verdict is False:
             _refuse_non_finite(payload, where)
+    if len(out) > _SCAN_UP_TO and _holds_no_float(payload):
+        return
     # rpartition, not find or `in`: on CPython it takes its argument without parsing an
     # argument tuple (find) or first trying it as an integer (`in`), which for a small
     # message costs more than the search itself; and CPython 3.11's backward search is
@@ -257,10 +277,19 @@ def encode_result(id: RequestId, result: Any) -> bytes:
         raise LocalProtocolError(f"cannot encode result as JSON: {exc}") from exc
     if out[-2] != 0x7D:  # (_ends_in_object, inlined)
         _refuse_non_object("result")
-    if len(out) > _WALK_ABOVE:
+    # (_finite_or_refuse, inlined for the two common sizes: a call costs 10 % of it on 1 KiB)
+    if len(out) <= _SCAN_UP_TO:
+        if out.rpartition(b"null")[1]:
+            _refuse_non_finite(result, "result")
+    elif len(out) > _WALK_ABOVE:
         _finite_or_refuse(out, result, "result")
-    elif out.rpartition(b"null")[1]:  # (see _finite_or_refuse)
-        _refuse_non_finite(result, "result")
+    else:
+        try:
+            floats = _FLOAT64 in _pack(result)
+        except Exception:  # (see _holds_no_float)
+            floats = True
+        if floats and out.rpartition(b"null")[1]:
+            _refuse_non_finite(result, "result")
     return out
 
 
