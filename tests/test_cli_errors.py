@@ -158,3 +158,5 @@ def test_a_failing_lifespan_is_reported_without_mcpkits_frames(
             "mcpkit: the application's lifespan startup failed, so the server did not start "
             "(the log says why)\n"
         ), stderr
+        # It never said it was serving: that line comes once the startup has completed.
+        assert "serving" not in stderr, stderr

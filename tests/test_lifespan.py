@@ -227,6 +227,8 @@ async def test_streamable_http_enters_it_once_for_every_session() -> None:
     events: list[str] = []
     server = recording_server(events)
     with running_server(server.streamable_http_app()) as http, anyio.fail_after(LIMIT):
+        # serve_http's ready callback (which running_server waits for) comes after it.
+        assert events == ["start"]
         url = http.url + "/mcp"
         async with Client(url, era="handshake") as one, Client(url, era="handshake") as two:
             assert text(await one.call_tool("pool", {})) == text(await two.call_tool("pool", {}))

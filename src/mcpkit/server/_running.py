@@ -214,7 +214,8 @@ class Running:
                 transport) or ``"ws"`` (WebSocket).
             host: the address to bind (loopback by default).
             port: the port (0: any free port, reported to ``ready``).
-            ready: called with the running server once it listens.
+            ready: called with the running server once it accepts connections (after
+                the lifespan's startup).
             options: passed to the ASGI app (path, stateless, security, ...).
 
         Raises:

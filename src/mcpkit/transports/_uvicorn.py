@@ -257,7 +257,8 @@ async def serve_http(
             ``None``: the app's ``max_header_bytes`` (16 KiB by default) plus 8 KiB for
             the request line, else 24 KiB.
         log_level: uvicorn's log level.
-        ready: called once the socket is listening.
+        ready: called once the server accepts connections: its socket listens and the
+            app's lifespan startup has completed (never, when that startup fails).
         on_shutdown: called when shutdown begins, before the open connections get their
             grace period (5 s): to end long-lived streams gracefully.
 
@@ -325,6 +326,11 @@ async def serve_http(
     bound_invalid_request_logs()  # (after Config: it configures uvicorn's logging)
 
     class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and ready is not None:
+                ready(HttpServer(self, host, sock.getsockname()[1], limit_concurrency))
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             if on_shutdown is not None:
                 try:
@@ -335,10 +341,6 @@ async def serve_http(
 
     server = _Server(config)
     try:
-        if ready is not None:
-            # The socket already listens: connections wait in its backlog until uvicorn
-            # (after the app's lifespan startup) accepts them.
-            ready(HttpServer(server, host, sock.getsockname()[1], limit_concurrency))
         try:
             await server.serve(sockets=[sock])
         except SystemExit:  # newer uvicorns exit the process when the startup fails
