@@ -319,6 +319,69 @@ async def test_resources_and_templates() -> None:
         assert bad.value.code == -32602
 
 
+@dataclasses.dataclass
+class _Row:
+    table: str
+    id: int
+
+
+class _Score(msgspec.Struct):
+    value: float
+
+
+_TEXT = ("text/plain", None)
+# (what the resource function returns, the declared MIME type,
+#  the contents read: [(mimeType, text or None for a blob)] or the -32603 message's part)
+_RETURNS: list[tuple[Any, str | None, list[tuple[str, str | None]] | str]] = [
+    ("hi", None, [("text/plain", "hi")]),
+    (b"\x00", None, [("application/octet-stream", None)]),
+    (["a", b"b"], None, [("text/plain", "a"), ("application/octet-stream", None)]),
+    ([], None, []),
+    ({"a": [1, None]}, None, [("application/json", '{"a":[1,null]}')]),
+    ({"a": 1}, "application/vnd.acme+json", [("application/vnd.acme+json", '{"a":1}')]),
+    ([{"a": 1}, {"a": 2}], None, [("application/json", '[{"a":1},{"a":2}]')]),
+    ((1, 2.5), None, [("application/json", "[1,2.5]")]),
+    (_Row("users", 7), None, [("application/json", '{"table":"users","id":7}')]),
+    (_Score(0.5), None, [("application/json", '{"value":0.5}')]),
+    (0, None, [("application/json", "0")]),
+    (None, None, "returned None"),
+    (["a", {"b": 1}], None, "a list mixing text, bytes or ResourceContents with data"),
+    ({"x": float("nan")}, None, "NaN or infinity (the value.x)"),
+    (_Score(float("inf")), None, "NaN or infinity (the value.value)"),
+    (object(), None, "returned object, which JSON cannot represent"),
+]
+
+
+@pytest.mark.parametrize(("value", "mime", "expected"), _RETURNS, ids=repr)
+async def test_what_a_resource_function_returns(
+    value: Any, mime: str | None, expected: list[tuple[str, str | None]] | str
+) -> None:
+    """Text, bytes, ResourceContents or lists of them are parts; any other data is one
+    JSON text part, as a tool's result; what JSON cannot carry is the server's error."""
+    server = Server("returns")
+
+    @server.resource("test://value", mime_type=mime)
+    def read() -> Any:
+        return value
+
+    async with connect_memory(server, era="handshake") as c:
+        if isinstance(expected, str):
+            with pytest.raises(RPCError) as failed:
+                await c.read_resource("test://value")
+            assert failed.value.code == -32603
+            assert expected in failed.value.message, failed.value.message
+            assert "it returns text, bytes, ResourceContents or JSON data" in failed.value.message
+            # The connection stays up for the next read.
+            assert [r.uri async for r in c.iter_resources()] == ["test://value"]
+            return
+        read_result = await c.read_resource("test://value")
+        got = [
+            (part.mime_type, part.text if part.blob is UNSET else None)
+            for part in read_result.contents
+        ]
+        assert got == expected
+
+
 async def test_subscriptions_and_updates() -> None:
     updates: list[str] = []
     server = build()

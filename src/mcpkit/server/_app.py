@@ -206,6 +206,11 @@ class Server(AppHandlers, LowLevelServer):
         """Register a function as a resource (a URI) or a resource template (an RFC 6570
         template such as ``users://{id}/profile``, whose variables are the parameters).
 
+        The function returns text (``text/plain`` unless ``mime_type`` says otherwise),
+        bytes (a base64 blob), :class:`ResourceContents`, a list of those (one part each),
+        or data (a dict, a list, a struct, a dataclass), read as JSON text
+        (``application/json`` unless ``mime_type`` says otherwise).
+
         Template values arrive percent-decoded: ``notes://{name}`` read as
         ``notes://..%2F..%2Fetc%2Fpasswd`` gives ``name="../../etc/passwd"``. A function
         that builds a file path from one must check it (or serve files with

@@ -64,7 +64,8 @@ __all__ = ["AppHandlers"]
 T = TypeVar("T")
 P = TypeVar("P")
 _MAX_COMPLETIONS: Final = 100  # server/utilities/completion.mdx: at most 100 values
-_RESOURCE_NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
+# resources.mdx "Error Handling" (handshake era; the session maps it to -32602 on 2026-07-28)
+_RESOURCE_NOT_FOUND: Final = ErrorCode.RESOURCE_NOT_FOUND
 
 
 class AppHandlers:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DirectoryResources"]
 
-_NOT_FOUND: Final = -32002  # resources.mdx "Error Handling" (handshake era)
+_NOT_FOUND: Final = ErrorCode.RESOURCE_NOT_FOUND  # resources.mdx "Error Handling" (handshake era)
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 _NOCTTY: Final = getattr(os, "O_NOCTTY", 0)

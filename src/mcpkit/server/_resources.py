@@ -2,7 +2,8 @@
 
 A static resource's function takes no arguments (besides the context); a template's
 function takes the template's variables, converted to the annotated types. Either returns
-text, bytes, :class:`ResourceContents` or a list of them (``server/resources.mdx``).
+text, bytes, :class:`ResourceContents` or a list of them (``server/resources.mdx``), or
+data (a dict, a list, a struct, a dataclass), which is read as JSON text.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
 from ..aio import run_in_worker
 from ..exceptions import LocalProtocolError, RPCError
-from ..protocol import UriTemplate
+from ..protocol import UriTemplate, non_finite_path
 from ..types import (
     Annotations,
     ErrorCode,
@@ -210,14 +212,22 @@ async def _call(
     return await run_in_worker(functools.partial(fn, **kwargs))
 
 
+_PARTS = (ResourceContents, str, bytes, bytearray, memoryview)
+_encode_json = msgspec.json.Encoder().encode
+
+
 def to_contents(uri: str, value: Any, mime_type: Any = UNSET) -> list[ResourceContents]:
     """Turn a resource function's return value into contents parts.
 
     Text becomes ``text`` (``text/plain`` unless a MIME type was declared), bytes become a
-    base64 ``blob`` (``application/octet-stream`` unless declared).
+    base64 ``blob`` (``application/octet-stream`` unless declared), a list or tuple of
+    those one part each. Any other data (a dict, a list of numbers, a struct, a dataclass)
+    becomes one ``text`` part of JSON (``application/json`` unless declared), as a tool's
+    result does.
 
     Raises:
-        RPCError: -32603 for a value that is not text, bytes or contents.
+        RPCError: -32603 for ``None``, a value JSON cannot represent (an unsupported type,
+            NaN or infinity), or a list mixing parts with data.
     """
     if isinstance(value, ResourceContents):
         return [value]
@@ -229,12 +239,34 @@ def to_contents(uri: str, value: Any, mime_type: Any = UNSET) -> list[ResourceCo
         blob = base64.b64encode(bytes(value)).decode("ascii")
         return [ResourceContents(uri=uri, mime_type=mime, blob=blob)]
     if isinstance(value, (list, tuple)):
-        parts: list[ResourceContents] = []
-        for item in value:
-            parts.extend(to_contents(uri, item, mime_type))
-        return parts
-    raise RPCError(
+        parts = sum(isinstance(item, _PARTS) for item in value)
+        if parts == len(value):  # (an empty list: no contents)
+            return [part for item in value for part in to_contents(uri, item, mime_type)]
+        if parts:
+            raise _not_contents(
+                f"a {type(value).__name__} mixing text, bytes or ResourceContents with data"
+            )
+    if value is None:
+        raise _not_contents("None")
+    return [_json_contents(uri, value, mime_type)]
+
+
+def _json_contents(uri: str, value: Any, mime_type: Any) -> ResourceContents:
+    try:
+        encoded = _encode_json(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise _not_contents(f"{type(value).__name__}, which JSON cannot represent ({exc})") from exc
+    if b"null" in encoded:  # where msgspec writes NaN and infinity
+        found = non_finite_path(value, "the value")
+        if found is not None:
+            raise _not_contents(f"NaN or infinity ({found}), which JSON cannot represent")
+    mime = mime_type if isinstance(mime_type, str) else "application/json"
+    return ResourceContents(uri=uri, mime_type=mime, text=encoded.decode())
+
+
+def _not_contents(what: str) -> RPCError:
+    return RPCError(
         ErrorCode.INTERNAL_ERROR,
-        f"Internal error: the resource function returned {type(value).__name__}, not text, "
-        "bytes or ResourceContents",
+        f"Internal error: the resource function returned {what}; it returns text, bytes, "
+        "ResourceContents or JSON data",
     )
