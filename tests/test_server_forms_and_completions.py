@@ -8,6 +8,7 @@ file's base64 within the usual 16 MiB message limit."""
 from __future__ import annotations
 
 import decimal
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcpkit.exceptions import RPCError
+from mcpkit.exceptions import LocalProtocolError, RPCError
 from mcpkit.server import RequestContext, Server
 from mcpkit.testing import connect_memory
 from mcpkit.types import Completion as CompletionResult
@@ -133,6 +134,106 @@ async def test_completion_results_are_kept_whole_and_valid(
     assert all(isinstance(v, str) for v in completion.values)
     assert (completion.total or None) == total
     assert (completion.has_more or None) == more
+
+
+@pytest.mark.parametrize(
+    ("outcome", "message"),
+    [
+        (42, "the completion handler returned int; it returns a list of strings or a Completion"),
+        (None, "the completion handler returned NoneType"),
+        ({"values": ["a"]}, "the completion handler returned dict"),
+    ],
+)
+async def test_a_completion_handler_returning_something_else_is_named(
+    outcome: Any, message: str
+) -> None:
+    async with connect_memory(completing(outcome), era="handshake") as client:
+        with pytest.raises(RPCError) as failed:
+            await client.complete(PromptReference(name="greet"), "name", "v")
+        assert failed.value.code == -32603
+        assert message in failed.value.message
+        assert await client.get_prompt("greet", {"name": "n"})  # the session goes on
+
+
+async def test_one_completion_handler_a_second_is_refused() -> None:
+    server = completing(["a"])
+    with pytest.raises(LocalProtocolError, match="a completion handler is already registered"):
+        server.completion()(lambda ref, argument, value, context: ["b"])
+    async with connect_memory(server, era="handshake") as client:  # the first one stays
+        result = await client.complete(PromptReference(name="greet"), "name", "v")
+    assert result.completion.values == ["a"]
+
+
+async def test_a_plain_completion_function_runs_off_the_event_loop() -> None:
+    """As a tool's: a completion querying a database must not stall every session."""
+    server = Server("complete")
+    threads: list[int] = []
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        return name
+
+    @server.completion()
+    def complete(ref: CompletionReference, argument: str, value: str, context: Any) -> Any:
+        threads.append(threading.get_ident())
+        return [value + "!"]
+
+    async with connect_memory(server, era="handshake") as client:
+        result = await client.complete(PromptReference(name="greet"), "name", "v")
+    assert result.completion.values == ["v!"]
+    assert len(threads) == 1
+    assert threads[0] != threading.get_ident()
+
+
+async def test_prompt_messages_may_be_dicts_of_their_wire_form() -> None:
+    server = Server("prompts")
+
+    @server.prompt()
+    def chat(topic: str) -> Any:
+        return [
+            {"role": "user", "content": {"type": "text", "text": f"Tell me about {topic}"}},
+            {"role": "assistant", "content": {"type": "text", "text": "Gladly."}},
+        ]
+
+    @server.prompt()
+    def broken() -> Any:
+        return [{"role": "narrator", "content": {"type": "text", "text": "x"}}]
+
+    async with connect_memory(server, era="handshake") as client:
+        result = await client.get_prompt("chat", {"topic": "owls"})
+        assert [(m.role, m.content.text) for m in result.messages] == [  # type: ignore[union-attr]
+            ("user", "Tell me about owls"),
+            ("assistant", "Gladly."),
+        ]
+        with pytest.raises(RPCError) as failed:
+            await client.get_prompt("broken", {})
+        assert failed.value.code == -32603
+        assert "a dict that is not a prompt message" in failed.value.message
+        assert "$.role" in failed.value.message
+
+
+async def test_invalid_arguments_are_named_once() -> None:
+    server = Server("prompts")
+
+    @server.prompt()
+    def count(n: int) -> str:
+        return str(n)
+
+    @server.resource("rows://{n}")
+    def row(n: int) -> str:
+        return str(n)
+
+    async with connect_memory(server, era="handshake") as client:
+        with pytest.raises(RPCError) as prompt:
+            await client.get_prompt("count", {"n": "x"})
+        assert prompt.value.message == (
+            "Invalid arguments for prompt 'count': 'n' must be an integer, got a string"
+        )
+        with pytest.raises(RPCError) as resource:
+            await client.read_resource("rows://x")
+        assert resource.value.message == (
+            "Invalid resource URI 'rows://x': 'n' must be an integer, got a string"
+        )
 
 
 async def test_a_file_over_the_default_bound_is_refused_clearly(tmp_path: Path) -> None:

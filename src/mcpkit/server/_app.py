@@ -306,13 +306,23 @@ class Server(AppHandlers, LowLevelServer):
         self._changed("prompts")
 
     def completion(self) -> Callable[[F], F]:
-        """Register the completion handler: ``(ref, argument, value, context) -> values``.
+        """Register the completion handler: ``(ref, argument, value, context) -> values``,
+        one for every prompt argument and template variable (``ref`` says which). A plain
+        function runs in a worker thread, as tools do.
 
-        It returns up to 100 values (more are cut, with ``total`` and ``hasMore`` set), or
-        a :class:`Completion`.
+        It returns a list of strings, up to 100 of them (more are cut, with ``total`` and
+        ``hasMore`` set), or a :class:`Completion`.
+
+        Raises:
+            LocalProtocolError: a completion handler is already registered.
         """
 
         def register(func: F) -> F:
+            if self._completion is not None:
+                raise LocalProtocolError(
+                    "a completion handler is already registered: one handler answers for "
+                    "every prompt and template (its ref argument says which)"
+                )
             self._completion = func
             return func
 

@@ -9,6 +9,7 @@ methods are inherited, not wrapped.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ..aio import run_in_worker
 from ..exceptions import RPCError
 from ..types import (
     CallToolResult,
@@ -212,11 +214,21 @@ class AppHandlers:
             if params.context is not UNSET and params.context.arguments is not UNSET
             else {}
         )
-        outcome = handler(params.ref, params.argument.name, params.argument.value, dict(context))
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
+        args = (params.ref, params.argument.name, params.argument.value, dict(context))
+        if inspect.iscoroutinefunction(handler):
+            outcome = await handler(*args)
+        else:  # (as a tool's: a plain function may block, so not on the event loop)
+            outcome = await run_in_worker(functools.partial(handler, *args))
+            if inspect.isawaitable(outcome):  # (a callable object returning a coroutine)
+                outcome = await outcome
         if isinstance(outcome, str):  # one value, not one per character
             outcome = (outcome,)
+        elif not isinstance(outcome, (Completion, list, tuple)):
+            raise RPCError(
+                ErrorCode.INTERNAL_ERROR,
+                f"Internal error: the completion handler returned {type(outcome).__name__}; "
+                "it returns a list of strings or a Completion",
+            )
         if isinstance(outcome, Completion):
             # Strings on the wire, as for a plain list (a Completion is not validated when
             # built); past the 100 a result may hold, the handler's own total still counts.

@@ -2,8 +2,9 @@
 
 A prompt's arguments are the function's parameters (strings on the wire, converted to
 the annotated types); required arguments are checked before the function runs. The
-function returns text, content blocks, :class:`PromptMessage` s, a list of those, or a
-whole :class:`GetPromptResult`.
+function returns text, content blocks, :class:`PromptMessage` s (or dicts of their wire
+form, ``{"role": ..., "content": {...}}``), a list of those, or a whole
+:class:`GetPromptResult`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
 from ..aio import run_in_worker
@@ -131,7 +133,7 @@ class PromptRegistry:
             kwargs = entry.schema.bind(arguments)
         except ArgumentError as exc:
             raise RPCError.invalid_params(
-                f"Invalid arguments for prompt {peer_text(name)}: {one_line(str(exc))}"
+                f"Invalid arguments for prompt {peer_text(name)}: {one_line(exc.detail)}"
             ) from None
         if entry.schema.context_param is not None:
             kwargs[entry.schema.context_param] = ctx
@@ -147,10 +149,10 @@ class PromptRegistry:
 
 def to_messages(value: Any) -> list[PromptMessage]:
     """Turn a prompt function's return value into messages (text and bare content blocks
-    become user messages).
+    become user messages; a dict is read as a message's wire form).
 
     Raises:
-        RPCError: -32603 for a value of another kind.
+        RPCError: -32603 for a value of another kind, or a dict that is not a message.
     """
     if isinstance(value, PromptMessage):
         return [value]
@@ -158,13 +160,22 @@ def to_messages(value: Any) -> list[PromptMessage]:
         return [PromptMessage(role="user", content=TextContent(text=value))]
     if isinstance(value, _BLOCKS):
         return [PromptMessage(role="user", content=value)]
+    if isinstance(value, dict):
+        try:
+            return [msgspec.convert(value, PromptMessage)]
+        except msgspec.ValidationError as exc:
+            raise _not_messages(f"a dict that is not a prompt message ({exc})") from None
     if isinstance(value, (list, tuple)):
         messages: list[PromptMessage] = []
         for item in value:
             messages.extend(to_messages(item))
         return messages
-    raise RPCError(
+    raise _not_messages(type(value).__name__)
+
+
+def _not_messages(what: str) -> RPCError:
+    return RPCError(
         ErrorCode.INTERNAL_ERROR,
-        f"Internal error: the prompt function returned {type(value).__name__}, not text, "
-        "content or prompt messages",
+        f"Internal error: the prompt function returned {what}; it returns text, content, "
+        "prompt messages or a GetPromptResult",
     )

@@ -183,7 +183,7 @@ class ResourceRegistry:
                 kwargs = entry.schema.bind(variables)
             except ArgumentError as exc:
                 raise RPCError.invalid_params(
-                    f"Invalid resource URI {peer_text(uri)}: {one_line(str(exc))}"
+                    f"Invalid resource URI {peer_text(uri)}: {one_line(exc.detail)}"
                 ) from None
             value = await _call(entry.fn, entry.schema, ctx, kwargs)
             if isinstance(value, ReadResourceResult):

@@ -61,7 +61,13 @@ class ArgumentError(MCPError, ValueError):
 
     def __init__(self, errors: Iterable[tuple[str, str]]) -> None:
         self.errors = list(errors)
-        super().__init__("Invalid arguments: " + "; ".join(text for _, text in self.errors))
+        super().__init__("Invalid arguments: " + self.detail)
+
+    @property
+    def detail(self) -> str:
+        """The problems alone (``'age' must be an integer, got a string``), for a message
+        that names what the arguments were for."""
+        return "; ".join(text for _, text in self.errors)
 
 
 @dataclass(frozen=True)
