@@ -20,7 +20,7 @@ from ..protocol import (
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, error_body, respond, respond_error
 from ._asgi_sse import Sink, pump
-from ._http_streams import SESSION_GONE, Exchange
+from ._http_streams import SESSION_GONE, SHUTTING_DOWN, Exchange
 from ._logbridge import current_request
 
 if TYPE_CHECKING:
@@ -40,12 +40,18 @@ _SSE_HEADERS: Final = [
 ]
 
 
-def _json_answer(session: HttpSession, responses: list[bytes]) -> tuple[int, bytes]:
+def _json_answer(
+    app: StreamableHTTPApp, session: HttpSession, responses: list[bytes]
+) -> tuple[int, bytes]:
     """The status and body of a JSON answer carrying ``responses``."""
     if len(responses) == 1:
         return 200, responses[0]
     if responses:
         return 200, b"[" + b",".join(responses) + b"]"
+    if session.closed and app.shutting_down:
+        # Not 404: a client would open a new session with a server that is going away.
+        logger.debug("HTTP %d: %s", *SHUTTING_DOWN)
+        return SHUTTING_DOWN[0], error_body(ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1])
     if session.closed:
         # Ended (DELETE, expiry) while its requests ran: "MUST respond to requests
         # containing that session ID with HTTP 404" (Session Management).
@@ -149,7 +155,7 @@ async def handle_message(
         if json_response or (done.is_set() and not exchange.early and not exchange.closing):
             if not done.is_set():
                 await done.wait()
-            status, body = _json_answer(session, exchange.responses)
+            status, body = _json_answer(app, session, exchange.responses)
             await respond(send, status, body, headers=headers)
             return
         await _stream(app, session, exchange, receive, send, headers)

@@ -13,6 +13,7 @@ map to HTTP statuses: -32602, -32020, -32021 and -32022 are 400; -32601 is 404.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -33,7 +34,7 @@ from ..types._echo import peer_text
 from ._asgi import Headers, Receive, Send, respond, respond_error
 from ._asgi_sse import Sink, pump
 from ._http_session import HttpSession
-from ._http_streams import Exchange
+from ._http_streams import SHUTTING_DOWN, Exchange
 from ._modern import is_modern
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ __all__ = [
     "post_modern",
     "status_for",
 ]
+
+logger = logging.getLogger("mcpkit.server.http")
 
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
@@ -120,6 +123,10 @@ class ModernExchange(Exchange):
         await super().finish(message)
         if self.done.is_set():
             self.wake.set()
+
+    def abort(self) -> None:
+        super().abort()
+        self.wake.set()  # (the POST waits on it, not on done)
 
     def expect(self, count: int) -> bool:
         # A request answered during dispatch (by the gate) finishes before this call.
@@ -233,7 +240,14 @@ async def post_modern(
             return  # closing the response cancels the request: the session ends below
         if exchange.done.is_set() and not exchange.early:
             [response] = exchange.responses or [b""]
-            if not response:
+            if not response and session.closed:
+                # Ended unanswered: close_all() (a shutdown) cancelled it.
+                logger.debug("HTTP %d: %s", *SHUTTING_DOWN)
+                response = encode_error(
+                    event.request_id, ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
+                )
+                await respond(send, SHUTTING_DOWN[0], response, headers=cors)
+            elif not response:
                 await respond(send, 202, headers=cors)
             else:
                 await respond(send, status_for(response), response, headers=cors)

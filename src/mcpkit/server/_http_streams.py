@@ -24,7 +24,7 @@ from ._asgi_sse import Sink
 if TYPE_CHECKING:
     from ._http_session import HttpSession
 
-__all__ = ["SESSION_GONE", "Exchange", "SseStream", "is_request"]
+__all__ = ["SESSION_GONE", "SHUTTING_DOWN", "Exchange", "SseStream", "is_request"]
 
 logger = logging.getLogger("mcpkit.server.http")
 
@@ -35,6 +35,11 @@ _REQUEST_PREFIX: Final = b'{"jsonrpc":"2.0","id":'
 
 #: The answer for a session id the app does not know, or whose session has ended.
 SESSION_GONE: Final = (404, "Not Found: unknown or expired session; initialize a new one")
+#: A POST whose requests close_all() ended unanswered: the server is going away.
+SHUTTING_DOWN: Final = (
+    503,
+    "Service Unavailable: the server is shutting down; the request was not completed",
+)
 
 
 def is_request(message: bytes) -> bool:

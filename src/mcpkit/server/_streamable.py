@@ -150,6 +150,7 @@ class StreamableHTTPApp(PostRoutes):
         #: ended by close_all with the others (a shutdown waited for their handlers).
         self.sessionless: set[HttpSession] = set()
         self._ending: set[HttpSession] = set()  # closed, work still stopping
+        self.shutting_down = False  # close_all() was called: see SHUTTING_DOWN
         self._tg: anyio.abc.TaskGroup | None = None
         #: The asyncio loop running the app (set with _tg; None under trio), and its anyio
         #: token (for the sessions: see ServerSession.bind_loop).
@@ -201,6 +202,7 @@ class StreamableHTTPApp(PostRoutes):
         :meth:`wait_ended`). A ``subscriptions/listen`` stream that
         ``server.end_subscriptions()`` has ended keeps its POST until its final result
         has gone out, for at most :data:`LISTEN_GRACE` seconds ("Graceful Closure")."""
+        self.shutting_down = True
         self._close_all(grace=True)
 
     def _close_all(self, *, grace: bool) -> None:
