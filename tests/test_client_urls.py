@@ -173,6 +173,22 @@ async def test_unusable_urls_are_refused(url: str) -> None:
             pass
 
 
+@pytest.mark.parametrize(
+    ("url", "hint"),
+    [
+        ("localhost:8000/mcp", "did you mean 'http://localhost:8000/mcp'?"),
+        ("127.0.0.1:8000", "did you mean 'http://127.0.0.1:8000'?"),
+        ("server.py", "pass StdioTransport(sys.executable, ['-m', 'mcpkit', 'run', 'server.py'])"),
+        ("app/main.py:mcp", "'run', 'app/main.py:mcp'])"),
+    ],
+)
+async def test_a_url_without_its_scheme_or_a_file_gets_a_hint(url: str, hint: str) -> None:
+    with pytest.raises(LocalProtocolError, match="not a server URL") as refused:
+        async with Client(url):
+            pass
+    assert str(refused.value).endswith(hint)
+
+
 TRANSPORTS: Final = {
     "streamable": (StreamableHTTPTransport, "http://127.0.0.1:1/mcp"),
     "legacy": (SSETransport, "http://127.0.0.1:1/sse"),

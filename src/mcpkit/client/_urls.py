@@ -46,7 +46,7 @@ def transports_for_url(url: str, timeout: float | None = None) -> list[ClientTra
         raise LocalProtocolError(f"not a server URL ({exc}): {url!r}") from None
     scheme = parts.scheme.lower()
     if not parts.hostname:
-        raise LocalProtocolError(f"not a server URL (no host): {url!r}")
+        raise LocalProtocolError(f"not a server URL (no host): {url!r}{_hint(url)}")
     if scheme in ("http", "https"):
         from ..transports import SSETransport, StreamableHTTPTransport
 
@@ -76,3 +76,15 @@ def falls_back_to_sse(error: BaseException) -> bool:
     if not isinstance(error, MessageNotDelivered) or error.status is None:
         return False
     return 400 <= error.status < 500 and error.status not in _NO_FALLBACK
+
+
+def _hint(url: str) -> str:
+    """What was probably meant: a URL without its scheme, or a server file."""
+    if url.endswith(".py") or ".py:" in url:
+        return (
+            "; to start a server file and talk to it over stdio, pass "
+            f"StdioTransport(sys.executable, ['-m', 'mcpkit', 'run', {url!r}])"
+        )
+    if url and "://" not in url:
+        return f"; did you mean 'http://{url}'?"
+    return ""
