@@ -131,6 +131,20 @@ async def test_tools() -> None:
         assert picture.content == [ImageContent(data="aGk=", mime_type="image/png")]
 
 
+async def test_raise_on_error_raises_the_tools_error() -> None:
+    async with connected() as client:
+        with pytest.raises(ToolError, match=r"^nope, said the tool$") as failed:
+            await client.call_tool("fails", raise_on_error=True)
+        assert failed.value.result is not None
+        assert failed.value.result.is_error is True
+        with pytest.raises(ToolError, match="division by zero"):
+            await client.call_tool("crashes", raise_on_error=True)
+        # A tool that succeeds returns its result as without it; without it, errors return.
+        added = await client.call_tool("add", {"a": 1, "b": 2}, raise_on_error=True)
+        assert added.structured_content == {"sum": 3}
+        assert (await client.call_tool("fails")).is_error is True
+
+
 async def test_tool_errors() -> None:
     async with connected() as client:
         failed = await client.call_tool("fails")

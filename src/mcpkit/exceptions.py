@@ -30,7 +30,7 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from .types import ErrorCode, ErrorObject
+from .types import CallToolResult, ErrorCode, ErrorObject
 from .types._echo import peer_text
 
 __all__ = [
@@ -124,7 +124,19 @@ class RPCError(MCPError):
 
 class ToolError(MCPError):
     """Raise from a tool to report a tool execution error (``isError: true``) with exactly
-    this message; the model sees it and may retry (``server/tools.mdx`` "Error Handling")."""
+    this message; the model sees it and may retry (``server/tools.mdx`` "Error Handling").
+
+    The client raises it too, from ``call_tool(..., raise_on_error=True)``, for a result
+    with ``isError`` set; its message is the result's text.
+
+    Attributes:
+        result: on the client, the :class:`~mcpkit.types.CallToolResult` that reported the
+            error; ``None`` on the server.
+    """
+
+    def __init__(self, message: str, *, result: CallToolResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class RequestTimeoutError(MCPError, TimeoutError):

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args
 from msgspec import UNSET, UnsetType
 
 from ..aio import ProgressCallback
-from ..exceptions import CapabilityError, LocalProtocolError, RemoteProtocolError, RPCError
+from ..exceptions import (
+    CapabilityError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    RPCError,
+    ToolError,
+)
 from ..types import (
     V2025_06_18,
     CallToolRequestParams,
@@ -40,6 +46,7 @@ from ..types import (
     ResourceTemplateReference,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    TextContent,
     Tool,
     UnsubscribeRequestParams,
 )
@@ -189,8 +196,10 @@ class ClientMethods:
         on_progress: ProgressCallback | None = None,
         timeout: Timeout = UNSET,
         max_timeout: Timeout = UNSET,
+        raise_on_error: bool = False,
     ) -> CallToolResult:
-        """Call a tool. A tool that failed returns a result with ``is_error`` set.
+        """Call a tool. A tool that failed returns a result with ``is_error`` set, or,
+        with ``raise_on_error``, raises :class:`ToolError`.
 
         Args:
             name: the tool's name.
@@ -198,10 +207,13 @@ class ClientMethods:
             on_progress: receives progress notifications for this call.
             timeout: overrides the client's default for this call.
             max_timeout: overrides the client's absolute bound for this call.
+            raise_on_error: raise for a tool execution error instead of returning it.
 
         Raises:
             RPCError: the server refused the call (unknown tool: -32602).
             RequestTimeoutError: no answer in time (the call was cancelled).
+            ToolError: ``raise_on_error`` and the tool reported an error (its message is
+                the result's text; the result is its ``result``).
         """
         params = CallToolRequestParams(
             name=name, arguments=UNSET if arguments is None else dict(arguments)
@@ -235,6 +247,9 @@ class ClientMethods:
                 async for _ in self.iter_tools():
                     pass
         self._output_checks.check(name, result, tolerant=self.tolerant)
+        if raise_on_error and result.is_error is True:
+            text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+            raise ToolError(text or f"tool {name!r} reported an error", result=result)
         return result
 
     # -- resources ----------------------------------------------------------------------
