@@ -448,6 +448,55 @@ async def test_list_changed_notifications() -> None:
     assert sorted(changes) == ["prompts", "tools", "tools"]  # sent in the background: any order
 
 
+async def test_tools_registered_from_another_thread_are_announced() -> None:
+    """A sync tool runs in a worker thread; one that loads a plugin (registering a tool
+    from there, or from a thread of its own) makes the loop tell the clients."""
+    changes: list[str] = []
+    server = Server("plugins")
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+    failures: list[Exception] = []
+
+    @server.tool()
+    def load(name: str, own_thread: bool) -> str:
+        def register() -> None:
+            threads.append(threading.get_ident())
+            try:
+                server.tool(name=name)(lambda: f"I am {name}")
+            except Exception as exc:  # (a thread's exception would go unseen)
+                failures.append(exc)
+
+        if own_thread:
+            thread = threading.Thread(target=register)
+            thread.start()
+            thread.join(5)
+        else:
+            register()
+        return "loaded"
+
+    async with connect_memory(server, era="handshake", on_list_changed=changes.append) as c:
+        for name, own_thread in (("worker_plugin", False), ("thread_plugin", True)):
+            loaded = await c.call_tool("load", {"name": name, "own_thread": own_thread})
+            assert loaded.content == [TextContent(text="loaded")]
+            assert failures == []
+            with anyio.fail_after(5):
+                while len(changes) < len(threads):
+                    await c.ping()
+            called = await c.call_tool(name)
+            assert called.content == [TextContent(text=f"I am {name}")]
+    assert changes == ["tools", "tools"]
+    assert len(threads) == 2
+    assert loop_thread not in threads
+
+
+def test_a_tool_registered_from_a_thread_before_serving_needs_no_loop() -> None:
+    server = Server("early")
+    thread = threading.Thread(target=lambda: server.tool(name="early")(lambda: "x"))
+    thread.start()
+    thread.join(5)
+    assert server.tool_registry.get("early") is not None
+
+
 async def test_list_changed_only_for_lists_declared_at_initialize() -> None:
     # This client was told of tools only: prompts and resources appearing later are not
     # announced to it (capabilities are used only as negotiated, basic/lifecycle.mdx).

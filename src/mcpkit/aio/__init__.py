@@ -22,12 +22,14 @@ from ._exitstack import close_stack
 from ._fdwait import FdReader
 from ._flag import Flag
 from ._groups import single_errors
+from ._hop import on_loop_thread
 from ._rate import BURST, TokenBucket
 from ._route import ReplyRoute, current_route, detached_context
 from ._workers import run_in_worker
 
 __all__ = [
     "single_errors",
+    "on_loop_thread",
     "close_stack",
     "BusMessage",
     "MemoryNotificationBus",

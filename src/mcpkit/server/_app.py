@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar, overload
 from msgspec import UNSET
 
 from .._version import __version__
+from ..aio import on_loop_thread
 from ..exceptions import ConnectionClosedError, LocalProtocolError
 from ..protocol import ParamHeader
 from ..types import (
@@ -32,7 +33,12 @@ from ..types import (
 )
 from ._app_handlers import AppHandlers
 from ._files import DirectoryResources
-from ._listen import LIST_CHANGED, list_changed_message, resource_updated_message
+from ._listen import (
+    LIST_CHANGED,
+    list_changed_message,
+    resource_updated_message,
+    tell_changed,
+)
 from ._logbridge import McpLogHandler, current_request
 from ._lowlevel import LowLevelServer
 from ._prompts import PromptRegistry
@@ -56,12 +62,6 @@ def _requesting_session() -> ServerSession | None:
     """The connection of the request being handled in this task, if any."""
     ctx = current_request.get()
     return None if ctx is None else ctx.session
-
-
-def _declares_list_changed(session: ServerSession, kind: str) -> bool:
-    """Whether ``session``'s initialize result declared ``kind`` with ``listChanged``."""
-    declared = getattr(session.server_capabilities, kind, UNSET)
-    return declared is not UNSET and getattr(declared, "list_changed", UNSET) is True
 
 
 class Server(AppHandlers, LowLevelServer):
@@ -359,7 +359,7 @@ class Server(AppHandlers, LowLevelServer):
         """Tell clients that the ``kind`` list changed (registering or removing a tool,
         prompt or resource does this itself; call it when a list depends on outside
         state): every initialized handshake-era client, and the ``subscriptions/listen``
-        streams that asked for it. Call it on the event loop's thread.
+        streams that asked for it. Any thread may call it.
 
         Raises:
             LocalProtocolError: ``kind`` is not tools, prompts or resources.
@@ -370,20 +370,13 @@ class Server(AppHandlers, LowLevelServer):
 
     def _changed(self, kind: str) -> None:
         """Tell every initialized client that a list changed (best effort, in the
-        background; nothing to do before the server runs)."""
-        self.bus.publish(list_changed_message(kind))
-        method = LIST_CHANGED[kind]
+        background; nothing to do before the server runs), on the event loop's thread: a
+        tool registered from another (a sync tool's worker) is told from there."""
         own = _requesting_session()
-        for session in list(self.sessions):
-            # Once initialize is answered (notifications are not requests, so they need not
-            # wait for notifications/initialized; basic/lifecycle.mdx).
-            # Only to a client that was told this list can change: parties "MUST only use
-            # capabilities that were successfully negotiated" (basic/lifecycle.mdx); a
-            # server that had no prompts at initialize never declared prompts.
-            if session.protocol_version is not None and _declares_list_changed(session, kind):
-                # With the request being handled only on its own client's connection
-                # (over HTTP another client's request stream is not this client's).
-                session.notify_soon(method, related=session is own)
+        for session in self.sessions:  # (any one: they all run on the server's loop)
+            on_loop_thread(session.loop_thread, session.loop_token, tell_changed, self, kind, own)
+            return
+        self.bus.publish(list_changed_message(kind))
 
     async def notify_resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to ``uri`` that it changed

@@ -36,6 +36,7 @@ from ._modern import SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
     from ._context import RequestContext
+    from ._lowlevel import LowLevelServer
     from ._session import ServerSession
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "list_changed_message",
     "resource_updated_message",
     "serve_listen",
+    "tell_changed",
     "too_many_subscriptions",
     "topics_of",
 ]
@@ -283,3 +285,27 @@ class ResourceUpdates:
                 # Unless the publishing request is this session's own, related to no
                 # request: over HTTP another client's request stream is not this one's.
                 await self._session.notify(message.method, message.params, related=related)
+
+
+def tell_changed(server: LowLevelServer, kind: str, own: ServerSession | None) -> None:
+    """Tell every initialized client of ``server`` (and its bus's listeners) that the
+    ``kind`` list changed; ``own``: the session of the request being handled, if any. On
+    the event loop's thread."""
+    server.bus.publish(list_changed_message(kind))
+    method = LIST_CHANGED[kind]
+    for session in list(server.sessions):
+        # Once initialize is answered (notifications are not requests, so they need not
+        # wait for notifications/initialized; basic/lifecycle.mdx).
+        # Only to a client that was told this list can change: parties "MUST only use
+        # capabilities that were successfully negotiated" (basic/lifecycle.mdx); a
+        # server that had no prompts at initialize never declared prompts.
+        if session.protocol_version is not None and _declares_list_changed(session, kind):
+            # With the request being handled only on its own client's connection
+            # (over HTTP another client's request stream is not this client's).
+            session.notify_soon(method, related=session is own)
+
+
+def _declares_list_changed(session: ServerSession, kind: str) -> bool:
+    """Whether ``session``'s initialize result declared ``kind`` with ``listChanged``."""
+    declared = getattr(session.server_capabilities, kind, UNSET)
+    return declared is not UNSET and getattr(declared, "list_changed", UNSET) is True
