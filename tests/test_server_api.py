@@ -673,6 +673,12 @@ def test_registration_errors() -> None:
         server.tool(name="")(once)
     with pytest.raises(LocalProtocolError, match="name= must not be empty"):
         server.tool(name="", input_schema={"type": "object"})(lambda **kwargs: "")
+    # A lambda's __name__ is '<lambda>': say to name it, not that the name is invalid.
+    with pytest.raises(LocalProtocolError, match="a lambda has no name of its own; pass name="):
+        server.tool()(lambda: "")
+    with pytest.raises(LocalProtocolError, match="a lambda has no name of its own; pass name="):
+        server.prompt()(lambda: "")
+    server.tool(name="named")(lambda: "")  # named, it is fine
     with pytest.raises(LocalProtocolError):
 
         @server.resource("users://{id}")

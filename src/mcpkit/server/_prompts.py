@@ -35,7 +35,7 @@ from ..types import (
 )
 from ..types._echo import one_line, peer_text
 from ._context import RequestContext
-from ._signature import ArgumentError, FunctionSchema, function_schema
+from ._signature import ArgumentError, FunctionSchema, function_schema, refuse_unnamed_lambda
 
 __all__ = ["PromptRegistry", "to_messages"]
 
@@ -79,6 +79,7 @@ class PromptRegistry:
         Raises:
             LocalProtocolError: the name is taken or the signature cannot be described.
         """
+        refuse_unnamed_lambda(fn, name)
         schema = function_schema(fn, name=name, description=description, strict=False)
         arguments = [
             PromptArgument(

@@ -44,6 +44,7 @@ from ._signature import (
     FunctionSchema,
     ResultError,
     function_schema,
+    refuse_unnamed_lambda,
     registered_name,
 )
 from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
@@ -123,6 +124,7 @@ class ToolRegistry:
                 invalid ``x-mcp-header`` annotation, or a pattern is refused (malformed, or
                 only Python's backtracking engine can run it and could take too long).
         """
+        refuse_unnamed_lambda(fn, name)
         raw_validator = None
         if input_schema is not None:
             raw_validator = compile_schema(input_schema)
