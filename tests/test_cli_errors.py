@@ -29,6 +29,11 @@ def files(tmp_path: Path) -> Path:
     (tmp_path / "notaserver.py").write_text("server = 42\n")
     (tmp_path / "data.txt").write_text("not python\n")
     (tmp_path / "aclass.py").write_text("from mcpkit import Server\nserver = Server\n")
+    # The server under another name: the message names it.
+    (tmp_path / "named.py").write_text("from mcpkit import Server\nmcp = Server('x')\n")
+    (tmp_path / "shadowed.py").write_text(
+        "from mcpkit import Server\nmcp = Server('x')\nserver = 1\n"
+    )
     return tmp_path
 
 
@@ -37,7 +42,13 @@ CASES: list[tuple[list[str], str]] = [
     (["noserver.py"], "noserver.py defines no object named 'server'"),
     (["noserver.py:app"], "noserver.py defines no object named 'app'"),
     (["noserver.py:1bad"], "cannot parse target 'noserver.py:1bad'"),
-    (["notaserver.py"], "notaserver.py:server is not an MCP server"),
+    (["notaserver.py"], "notaserver.py:server is of type int, not an mcpkit server"),
+    (["named.py"], "named.py defines no object named 'server'; did you mean named.py:mcp?"),
+    (
+        ["shadowed.py"],
+        "shadowed.py:server is of type int, not an mcpkit server (mcpkit.Server or "
+        "LowLevelServer); did you mean shadowed.py:mcp?",
+    ),
     (["data.txt"], "cannot load data.txt as a Python module"),
     ([ECHO, "--max-message-bytes", "0"], "--max-message-bytes must be positive"),
     ([ECHO, "--transport", "http", "--port", "70000"], "--port must be 0..65535, not 70000"),

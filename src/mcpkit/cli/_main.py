@@ -66,15 +66,32 @@ def load_server(target: str) -> Any:
     try:
         server = getattr(module, name)
     except AttributeError:
-        raise CLIError(f"{path_text} defines no object named {name!r}") from None
+        raise CLIError(
+            f"{path_text} defines no object named {name!r}{_others(module, path_text)}"
+        ) from None
     if isinstance(server, type):
         raise CLIError(
             f"{path_text}:{name} is a class, not a server: create one, e.g. "
             f"{name} = {server.__name__}(...)"
         )
     if not callable(getattr(server, "serve_stdio", None)):
-        raise CLIError(f"{path_text}:{name} is not an MCP server (it has no serve_stdio())")
+        raise CLIError(
+            f"{path_text}:{name} is of type {type(server).__name__}, not an mcpkit server "
+            f"(mcpkit.Server or LowLevelServer){_others(module, path_text)}"
+        )
     return server
+
+
+def _others(module: Any, path_text: str) -> str:
+    """The servers the file does define, as a hint: '; did you mean app.py:mcp?'."""
+    found = [
+        f"{path_text}:{attr}"
+        for attr, value in vars(module).items()
+        if not attr.startswith("_")
+        and not isinstance(value, type)
+        and callable(getattr(value, "serve_stdio", None))
+    ]
+    return f"; did you mean {' or '.join(found[:3])}?" if found else ""
 
 
 def _split_target(target: str) -> tuple[str, str]:
