@@ -6,6 +6,7 @@ here, so a server is never told about a feature the client cannot serve.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -15,7 +16,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..aio import BURST, InboundRequest, TokenBucket
+from ..aio import BURST, InboundRequest, TokenBucket, run_in_worker
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import compile_schema, decode_params
@@ -52,8 +53,12 @@ __all__ = [
 logger = logging.getLogger("mcpkit.client")
 server_logger = logging.getLogger("mcpkit.client.server_log")
 
-SamplingCallback = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
-ElicitationCallback = Callable[[ElicitRequestParams], Awaitable[ElicitResult]]
+#: An async function, or a plain one (run in a worker thread: it may block on a model or a
+#: person), returning the result.
+SamplingCallback = Callable[
+    [CreateMessageRequestParams], Awaitable[CreateMessageResult] | CreateMessageResult
+]
+ElicitationCallback = Callable[[ElicitRequestParams], Awaitable[ElicitResult] | ElicitResult]
 LogCallback = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
 #: The client's roots: a fixed list, or a (sync or async) function returning the list.
 RootsProvider = Sequence[Root] | Callable[[], Awaitable[Sequence[Root]] | Sequence[Root]]
@@ -104,6 +109,51 @@ def checked(value: Any, kind: Any, what: str) -> Any:
             ErrorCode.INTERNAL_ERROR,
             f"Internal error: the client's {what} callback returned an invalid result",
         ) from None
+
+
+#: Each callback and how many arguments it is called with.
+_ARITIES: Final = {
+    "sampling": 1,
+    "elicitation": 1,
+    "roots": 0,
+    "on_log": 1,
+    "on_resource_updated": 1,
+    "on_list_changed": 1,
+    "on_elicitation_complete": 1,
+}
+
+
+def _check_arity(name: str, callback: Any, arity: int) -> None:
+    """Refuse a callback that cannot be called with ``arity`` positional arguments.
+
+    Raises:
+        LocalProtocolError: it cannot (or is not callable at all).
+    """
+    if not callable(callback):
+        raise LocalProtocolError(f"{name}= must be callable, not {type(callback).__name__}")
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):  # a builtin without one: trust it
+        return
+    try:
+        signature.bind(*([None] * arity))
+    except TypeError:
+        what = "no arguments" if arity == 0 else "one argument (the request's params)"
+        if name.startswith("on_"):
+            what = "one argument"
+        raise LocalProtocolError(
+            f"{name}= is called with {what}; {getattr(callback, '__name__', 'it')} takes "
+            f"{signature}"
+        ) from None
+
+
+async def invoke(callback: Callable[[Any], Any], params: Any) -> Any:
+    """``callback(params)``: awaited when async; a plain function runs in a worker thread
+    (a sampling callback calling a model, an elicitation one asking a person, would
+    stall the connection on the event loop)."""
+    if inspect.iscoroutinefunction(callback):
+        return await callback(params)
+    return await _maybe_await(await run_in_worker(functools.partial(callback, params)))
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -157,6 +207,14 @@ class ClientHandlers:
         default_factory=PeerLogLimiter, init=False, repr=False, compare=False
     )
 
+    def __post_init__(self) -> None:
+        # A callback that cannot take what it will be given fails only when the server
+        # first calls it, mid-request: say so now.
+        for name, arity in _ARITIES.items():
+            callback = getattr(self, name)
+            if callback is not None and not (name == "roots" and isinstance(callback, Sequence)):
+                _check_arity(name, callback, arity)
+
     def capabilities(self, base: ClientCapabilities | None = None) -> ClientCapabilities:
         """The capabilities these handlers support, merged into ``base`` (explicit wins)."""
         caps = msgspec.structs.replace(base) if base is not None else ClientCapabilities()
@@ -198,7 +256,7 @@ class ClientHandlers:
                 # CreateMessageRequestParams.tools: "The client MUST return an error if this
                 # field is provided but ClientCapabilities.sampling.tools is not declared."
                 raise RPCError.invalid_params("this client did not declare sampling.tools")
-            result = checked(await self.sampling(sampling), CreateMessageResult, "sampling")
+            result = checked(await invoke(self.sampling, sampling), CreateMessageResult, "sampling")
             return sampling_answer_for(version, result)
         if method == "elicitation/create" and self.elicitation is not None:
             params = decode_params(_ELICIT, request.params, method)
@@ -238,7 +296,9 @@ class ClientHandlers:
             RPCError: -32603 when the answer is not a valid result or does not match.
         """
         assert self.elicitation is not None
-        answer: ElicitResult = checked(await self.elicitation(params), ElicitResult, "elicitation")
+        answer: ElicitResult = checked(
+            await invoke(self.elicitation, params), ElicitResult, "elicitation"
+        )
         schema = params.requested_schema
         if answer.action != "accept" or not isinstance(schema, dict):
             return answer

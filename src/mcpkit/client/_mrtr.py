@@ -40,7 +40,7 @@ from ..types import (
     ListRootsResult,
 )
 from ..types._echo import one_line, peer_text
-from ._callbacks import ClientHandlers, checked
+from ._callbacks import ClientHandlers, checked, invoke
 
 __all__ = ["Deprecations", "InputFulfiller", "ResultKind", "result_kind", "run_rounds"]
 
@@ -175,7 +175,8 @@ class InputFulfiller:
                 self.deprecations.use(
                     "includeContext", f"includeContext {peer_text(sampling.include_context)}"
                 )
-            return checked(await handlers.sampling(sampling), CreateMessageResult, "sampling")
+            answer = await invoke(handlers.sampling, sampling)
+            return checked(answer, CreateMessageResult, "sampling")
         if method == "roots/list":
             if declared.roots is UNSET or handlers.roots is None:
                 raise self._refuse(key, method, "roots")
