@@ -4,7 +4,7 @@ silent acceptance that fails later)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from msgspec import UNSET
@@ -95,3 +95,53 @@ async def test_an_output_schema_means_something_from_2025_06_18(version: str) ->
             assert listed.output_schema is not UNSET
             with pytest.raises(RemoteProtocolError, match="no structured content"):
                 await client.call_tool("t")
+
+
+async def _lifespan_coroutine(server: Any) -> None:
+    return None
+
+
+async def _lifespan_async_generator(server: Any) -> Any:
+    yield None
+
+
+def _lifespan_generator(server: Any) -> Any:
+    yield None
+
+
+_DECORATE = "must return an async context manager: decorate"
+SERVER_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
+    ("int version", {"name": "x", "version": 1}, "version a string, not 'x', 1"),
+    ("empty name", {"name": ""}, "name must be a non-empty string"),
+    ("bytes name", {"name": b"x"}, "name must be a non-empty string"),
+    ("coroutine lifespan", {"name": "x", "lifespan": _lifespan_coroutine}, _DECORATE),
+    ("async generator lifespan", {"name": "x", "lifespan": _lifespan_async_generator}, _DECORATE),
+    ("generator lifespan", {"name": "x", "lifespan": _lifespan_generator}, _DECORATE),
+    ("lifespan object", {"name": "x", "lifespan": 3}, "lifespan= must be callable, not int"),
+]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"), [c[1:] for c in SERVER_OPTIONS], ids=[c[0] for c in SERVER_OPTIONS]
+)
+@pytest.mark.parametrize("kind", [Server, LowLevelServer])
+def test_a_server_that_would_fail_its_clients_is_refused_when_made(
+    kind: type[LowLevelServer], options: dict[str, Any], message: str
+) -> None:
+    """An int version went out in serverInfo and failed every client's initialize; an
+    undecorated lifespan failed only at startup, with a TypeError."""
+    with pytest.raises(LocalProtocolError) as refused:
+        kind(**options)
+    assert message in str(refused.value)
+
+
+async def test_add_tool_refuses_a_handler_of_the_wrong_shape_and_takes_a_plain_one() -> None:
+    server = LowLevelServer("low", "1")
+    tool = Tool(name="one_arg", input_schema={"type": "object"})
+    with pytest.raises(LocalProtocolError, match=r"called with \(ctx, arguments\); <lambda>"):
+        server.add_tool(tool, cast(Any, lambda arguments: "x"))  # (what mypy would catch)
+    server.add_tool(Tool(name="plain", input_schema={"type": "object"}), lambda ctx, args: "x")
+    async with connect_memory(server, era="handshake") as client:
+        result = await client.call_tool("plain", {})
+    assert result.is_error is not True
+    assert [getattr(block, "text", None) for block in result.content] == ["x"]

@@ -6,6 +6,7 @@ nothing about HTTP or stdio; runs on asyncio and trio.
 
 from __future__ import annotations
 
+from ._arity import check_arity
 from ._bus import BusMessage, MemoryNotificationBus, NotificationBus, Subscription
 from ._calls import (
     PROCEED,
@@ -29,6 +30,7 @@ from ._workers import run_in_worker
 
 __all__ = [
     "single_errors",
+    "check_arity",
     "on_loop_thread",
     "close_stack",
     "BusMessage",

@@ -16,7 +16,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..aio import BURST, InboundRequest, TokenBucket, run_in_worker
+from ..aio import BURST, InboundRequest, TokenBucket, check_arity, run_in_worker
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import compile_schema, decode_params
@@ -124,27 +124,10 @@ _ARITIES: Final = {
 
 
 def _check_arity(name: str, callback: Any, arity: int) -> None:
-    """Refuse a callback that cannot be called with ``arity`` positional arguments.
-
-    Raises:
-        LocalProtocolError: it cannot (or is not callable at all).
-    """
-    if not callable(callback):
-        raise LocalProtocolError(f"{name}= must be callable, not {type(callback).__name__}")
-    try:
-        signature = inspect.signature(callback)
-    except (TypeError, ValueError):  # a builtin without one: trust it
-        return
-    try:
-        signature.bind(*([None] * arity))
-    except TypeError:
-        what = "no arguments" if arity == 0 else "one argument (the request's params)"
-        if name.startswith("on_"):
-            what = "one argument"
-        raise LocalProtocolError(
-            f"{name}= is called with {what}; {getattr(callback, '__name__', 'it')} takes "
-            f"{signature}"
-        ) from None
+    what = "no arguments" if arity == 0 else "one argument"
+    if name in ("sampling", "elicitation"):
+        what = "one argument (the request's params)"
+    check_arity(f"{name}=", callback, arity, what)
 
 
 async def invoke(callback: Callable[[Any], Any], params: Any) -> Any:

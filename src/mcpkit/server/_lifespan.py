@@ -15,6 +15,7 @@ The context manager runs in a task of its own, so that it is entered and exited 
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -23,6 +24,7 @@ from typing import Any, Final
 import anyio
 
 from ..aio._background import spawn_background
+from ..exceptions import LocalProtocolError
 from ..types import ErrorCode
 from ._asgi import Receive, Send, respond_error
 
@@ -57,6 +59,28 @@ class _Run:
         self.users = 0
 
 
+def _check_function(function: Any) -> None:
+    """Refuse what cannot give an async context manager: the common slip is an undecorated
+    generator or coroutine function (entering it failed only at startup, with a TypeError
+    and a "coroutine never awaited" warning).
+
+    Raises:
+        LocalProtocolError: not callable, or a generator or coroutine function.
+    """
+    if not callable(function):
+        raise LocalProtocolError(f"lifespan= must be callable, not {type(function).__name__}")
+    if (
+        inspect.isasyncgenfunction(function)
+        or inspect.isgeneratorfunction(function)
+        or inspect.iscoroutinefunction(function)
+    ):
+        name = getattr(function, "__name__", "it")
+        raise LocalProtocolError(
+            f"lifespan= must return an async context manager: decorate {name} with "
+            "@contextlib.asynccontextmanager (an async generator that yields once)"
+        )
+
+
 class Lifespan:
     """A server's lifespan and its current run (``function`` ``None``: no lifespan, and
     holding it costs nothing).
@@ -67,6 +91,8 @@ class Lifespan:
     """
 
     def __init__(self, server: object, function: LifespanFunction | None) -> None:
+        if function is not None:
+            _check_function(function)
         self.server = server
         self.function = function
         self._run: _Run | None = None

@@ -9,6 +9,7 @@ without a declared type) and ``result`` is a result struct or a dict. The lifecy
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -18,7 +19,7 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from .._version import __version__
-from ..aio import Endpoint, MemoryNotificationBus, NotificationBus
+from ..aio import Endpoint, MemoryNotificationBus, NotificationBus, check_arity
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError, ToolError
 from ..protocol import DEFAULT_LIMITS, Limits, ParamHeader, SchemaValidator, compile_schema
@@ -58,7 +59,7 @@ Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 NotificationCallback = Callable[[ServerSession, Raw | None], Awaitable[None]]
 #: What a tool handler may return: a full result, a list of content blocks, or text.
 ToolResult = CallToolResult | Sequence[ContentBlock] | str
-ToolHandler = Callable[[RequestContext, dict[str, Any]], Awaitable[ToolResult]]
+ToolHandler = Callable[[RequestContext, dict[str, Any]], Awaitable[ToolResult] | ToolResult]
 
 # Handled by the session itself; never user-registrable.
 _BUILT_IN: Final = frozenset(
@@ -142,6 +143,11 @@ class LowLevelServer(Running):
         log_rate: most log messages per second to one client, after a burst of 100
             (``None``: no bound); past it they are dropped, and the next one sent is
             preceded by a warning that says how many (logging.mdx: "SHOULD rate limit").
+
+    Raises:
+        LocalProtocolError: an invalid option (a name that is not a non-empty string, a
+            lifespan that is not a context manager factory, an unknown version, a bound
+            out of range).
     """
 
     def __init__(
@@ -168,6 +174,12 @@ class LowLevelServer(Running):
         progress_rate: float | None = Endpoint.progress_rate,
         log_rate: float | None = 100.0,
     ) -> None:
+        if not (isinstance(name, str) and name and isinstance(version, str)):
+            # (They go out in serverInfo as they are: an int version failed every client's
+            # initialize, "Expected `str`, got `int`".)
+            raise LocalProtocolError(
+                f"name must be a non-empty string and version a string, not {name!r}, {version!r}"
+            )
         unknown = [v for v in supported_versions if v not in HANDSHAKE_VERSIONS]
         if unknown or not supported_versions:
             raise LocalProtocolError(f"unsupported protocol versions: {unknown or '(none)'}")
@@ -259,7 +271,8 @@ class LowLevelServer(Running):
         self._notifications[method] = handler
 
     def add_tool(self, tool: Tool, handler: ToolHandler, *, validate: bool = True) -> None:
-        """Register a tool and the coroutine that runs it.
+        """Register a tool and the coroutine function that runs it (a plain function is
+        called on the event loop: it must not block).
 
         The handler receives the context and the arguments object, checked against
         ``tool.input_schema`` first (``server/tools.mdx``: servers MUST validate tool
@@ -276,9 +289,11 @@ class LowLevelServer(Running):
                 not say ``"type": "object"`` at its root (every revision requires it), or
                 it has an invalid ``x-mcp-header`` annotation (see
                 :func:`mcpkit.protocol.param_headers`), or, with ``validate``, it cannot be
-                compiled (see :func:`mcpkit.protocol.compile_schema`).
+                compiled (see :func:`mcpkit.protocol.compile_schema`), or the handler
+                cannot be called as ``handler(ctx, arguments)``.
         """
         mirrored = checked_tool(tool)
+        check_arity("add_tool's handler", handler, 2, "(ctx, arguments)")
         if tool.name in self._tools:
             raise LocalProtocolError(f"a tool named {tool.name!r} is already registered")
         validator = None
@@ -364,7 +379,9 @@ class LowLevelServer(Running):
         if validator is not None and not validator.is_valid(arguments):
             return arguments_refused(validator, arguments)  # text: what every revision reads
         try:
-            outcome = await handler(ctx, arguments)
+            called = handler(ctx, arguments)
+            # (A plain function has answered already.)
+            outcome = await called if inspect.isawaitable(called) else called
         except RPCError as exc:
             if not exc.received:
                 raise  # the tool chose to answer with this JSON-RPC error
