@@ -41,59 +41,33 @@ def blocking_server(gates: Gates) -> Server:
     return server
 
 
-MODES: list[tuple[str, dict[str, Any], str]] = [
-    ("2026-07-28", {}, "2026-07-28"),
-    ("stateful json", {"json_response": True}, "handshake"),
-    ("stateless json", {"json_response": True, "stateless": True}, "handshake"),
-]
-
-
-@pytest.mark.parametrize(("options", "era"), [m[1:] for m in MODES], ids=[m[0] for m in MODES])
-async def test_a_running_request_is_answered_503_when_the_server_shuts_down(
-    options: dict[str, Any], era: str
-) -> None:
-    gates = Gates()
-    app = StreamableHTTPApp(blocking_server(gates), **options)
-    with running_server(app) as http, anyio.fail_after(LIMIT):
-        async with Client(http.url + "/mcp", era=era) as client:  # type: ignore[arg-type]
-            failure: list[BaseException] = []
-
-            async def call() -> None:
-                try:
-                    await client.call_tool("block", {"key": "started"}, timeout=LIMIT)
-                except MCPError as exc:
-                    failure.append(exc)
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(call)
-                await gates.wait("started")
-                http.call(app.close_all)
-        assert len(failure) == 1
-        assert SHUTTING_DOWN in str(failure[0])
-
-
-# On a stream the answer cannot become a 503: the stream ends, and the client says so at
-# once (resuming it finds the session gone).
-STREAMS: list[tuple[str, dict[str, Any], str]] = [
-    ("stateful sse", {}, "the server ended the session while answering"),
+# (mode, app options, client era, what the pending call fails with). A JSON answer
+# becomes the 503; on a stream the answer cannot: the stream ends, and the client says so
+# at once (resuming it finds the session gone).
+MODES: list[tuple[str, dict[str, Any], str, str]] = [
+    ("2026-07-28", {}, "2026-07-28", SHUTTING_DOWN),
+    ("stateful json", {"json_response": True}, "handshake", SHUTTING_DOWN),
+    ("stateless json", {"json_response": True, "stateless": True}, "handshake", SHUTTING_DOWN),
+    ("stateful sse", {}, "handshake", "the server ended the session while answering"),
     (
         "stateless sse",
         {"stateless": True},
+        "handshake",
         "the server closed the response stream before answering",
     ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("options", "expected"), [m[1:] for m in STREAMS], ids=[m[0] for m in STREAMS]
+    ("options", "era", "expected"), [m[1:] for m in MODES], ids=[m[0] for m in MODES]
 )
-async def test_a_running_request_on_a_stream_fails_at_once_when_the_server_shuts_down(
-    options: dict[str, Any], expected: str
+async def test_a_running_request_fails_at_once_when_the_server_shuts_down(
+    options: dict[str, Any], era: str, expected: str
 ) -> None:
     gates = Gates()
     app = StreamableHTTPApp(blocking_server(gates), **options)
     with running_server(app) as http, anyio.fail_after(LIMIT):
-        async with Client(http.url + "/mcp", era="handshake") as client:
+        async with Client(http.url + "/mcp", era=era) as client:  # type: ignore[arg-type]
             failure: list[BaseException] = []
 
             async def call() -> None:
