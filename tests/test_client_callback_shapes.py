@@ -9,7 +9,6 @@ import threading
 from typing import Any, Final
 
 import anyio
-import msgspec
 import pytest
 
 from mcpkit.client import Client
@@ -23,6 +22,8 @@ from mcpkit.types import (
     ElicitResult,
     TextContent,
 )
+
+from .test_elicitation_answers import build
 
 pytestmark = pytest.mark.anyio
 
@@ -76,17 +77,10 @@ async def test_callbacks_that_fit_are_taken(name: str, callback: Any) -> None:
     Client(Server("x"), **{name: callback})
 
 
-class Name(msgspec.Struct):
-    name: str
-
-
 def asking() -> Server:
-    server = Server("asking")
-
-    @server.tool()
-    async def ask(ctx: RequestContext) -> str:
-        answer = await ctx.elicit("Your name?", Name)
-        return f"{answer.action} {answer.data}"
+    """test_elicitation_answers' server (its ``typed`` tool asks for a Person), and a tool
+    that samples."""
+    server = build()
 
     @server.tool()
     async def sample(ctx: RequestContext) -> str:
@@ -112,9 +106,9 @@ async def test_plain_sampling_and_elicitation_callbacks_run_off_the_event_loop(e
 
     with anyio.fail_after(LIMIT):
         async with connect_memory(asking(), era=era, elicitation=elicit, sampling=sample) as c:
-            asked = await c.call_tool("ask", {})
+            asked = await c.call_tool("typed", {})
             sampled = await c.call_tool("sample", {})
-    assert asked.content == [TextContent(text="accept Name(name='Ada')")]
+    assert asked.content == [TextContent(text="accept Person(name='Ada', age=0)")]
     assert sampled.content == [TextContent(text="hi")]
     assert len(seen) == 2
     assert loop_thread not in seen
