@@ -1,4 +1,5 @@
-"""What kind of callable a tool, prompt or resource function is."""
+"""What kind of callable a tool, prompt or resource function is, and whether it has a
+name of its own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from ..exceptions import LocalProtocolError
 
-__all__ = ["callable_kind"]
+__all__ = ["callable_kind", "refuse_unnamed_lambda"]
 
 
 def callable_kind(fn: Callable[..., Any], label: str) -> tuple[Callable[..., Any], bool]:
@@ -28,3 +29,14 @@ def callable_kind(fn: Callable[..., Any], label: str) -> tuple[Callable[..., Any
         getattr(target, "__call__", None)  # noqa: B004 (an object with an async __call__)
     )
     return target, is_async
+
+
+def refuse_unnamed_lambda(fn: Callable[..., Any], name: str | None) -> None:
+    """For tools and prompts, whose name is what clients call them by: a lambda's own
+    (``<lambda>``) is not one.
+
+    Raises:
+        LocalProtocolError: ``fn`` is a lambda and ``name`` is not given.
+    """
+    if name is None and getattr(fn, "__name__", None) == "<lambda>":
+        raise LocalProtocolError("a lambda has no name of its own; pass name=")

@@ -379,8 +379,7 @@ class LowLevelServer(Running):
         if validator is not None and not validator.is_valid(arguments):
             return arguments_refused(validator, arguments)  # text: what every revision reads
         try:
-            called = handler(ctx, arguments)
-            # (A plain function has answered already.)
+            called = handler(ctx, arguments)  # (a plain function has answered already)
             outcome = await called if inspect.isawaitable(called) else called
         except RPCError as exc:
             if not exc.received:

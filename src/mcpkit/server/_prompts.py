@@ -34,8 +34,9 @@ from ..types import (
     TextContent,
 )
 from ..types._echo import one_line, peer_text
+from ._callables import refuse_unnamed_lambda
 from ._context import RequestContext
-from ._signature import ArgumentError, FunctionSchema, function_schema, refuse_unnamed_lambda
+from ._signature import ArgumentError, FunctionSchema, function_schema
 
 __all__ = ["PromptRegistry", "to_messages"]
 

@@ -42,7 +42,6 @@ __all__ = [
     "ParameterInfo",
     "ResultError",
     "function_schema",
-    "refuse_unnamed_lambda",
     "registered_name",
 ]
 
@@ -285,17 +284,6 @@ def registered_name(fn: Callable[..., Any], name: str | None) -> str:
             "name= must not be empty" if name is not None else f"{fn!r} has no __name__; pass name="
         )
     return str(label)
-
-
-def refuse_unnamed_lambda(fn: Callable[..., Any], name: str | None) -> None:
-    """For tools and prompts, whose name is what clients call them by: a lambda's own
-    (``<lambda>``) is not one.
-
-    Raises:
-        LocalProtocolError: ``fn`` is a lambda and ``name`` is not given.
-    """
-    if name is None and getattr(fn, "__name__", None) == "<lambda>":
-        raise LocalProtocolError("a lambda has no name of its own; pass name=")
 
 
 def function_schema(

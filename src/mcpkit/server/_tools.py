@@ -35,7 +35,7 @@ from ..types import (
     ToolAnnotations,
 )
 from ..types._echo import peer_text
-from ._callables import callable_kind
+from ._callables import callable_kind, refuse_unnamed_lambda
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._results import refuse_non_finite
@@ -44,7 +44,6 @@ from ._signature import (
     FunctionSchema,
     ResultError,
     function_schema,
-    refuse_unnamed_lambda,
     registered_name,
 )
 from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
