@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -34,9 +35,11 @@ def anyio_backend() -> str:
 
 
 @contextmanager
-def serving(*args: str) -> Iterator[str]:
-    """Run ``mcpkit run examples/echo.py --port 0 ARGS`` and yield the URL it announces."""
-    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
+def serving(*args: str, argv: list[str] | None = None) -> Iterator[str]:
+    """Run ``mcpkit run examples/echo.py --port 0 ARGS`` (or ``argv``) and yield the URL it
+    announces."""
+    if argv is None:
+        argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
     process = subprocess.Popen(
         [*argv, *args],
         cwd=ROOT,
@@ -158,3 +161,44 @@ def test_an_all_interfaces_bind_says_which_hosts_are_accepted(allow: tuple[str, 
     process.stderr.close()
     hint = "only requests for localhost, 127.0.0.1 or [::1] are accepted; add --allow-host"
     assert (hint in text) == (not allow), text
+
+
+RUN_SCRIPT: Final = """\
+import sys
+from mcpkit import Server
+
+server = Server("runner")
+
+
+@server.tool()
+def hi() -> str:
+    return "hi"
+
+
+server.run(sys.argv[1], port=0, **({"path": sys.argv[2]} if len(sys.argv) > 2 else {}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "scheme", "path"),
+    [
+        (("http",), "http", "/mcp"),
+        (("http", "/custom"), "http", "/custom"),
+        (("sse",), "http", "/sse"),
+        (("ws",), "ws", "/ws"),
+    ],
+)
+async def test_server_run_says_where_it_serves(
+    tmp_path: Path, args: tuple[str, ...], scheme: str, path: str
+) -> None:
+    """``server.run("http")`` in a script says where to connect, as ``mcpkit run`` does
+    (it said nothing: with port=0 there was no way to know)."""
+    script = tmp_path / "runner.py"
+    script.write_text(RUN_SCRIPT)
+    with serving(*args, argv=[sys.executable, str(script)]) as url:
+        parts = urlsplit(url)
+        assert (parts.scheme, parts.hostname, parts.path) == (scheme, "127.0.0.1", path)
+        with anyio.fail_after(START_TIMEOUT):
+            async with Client(url, era="handshake") as client:
+                result = await client.call_tool("hi", {})
+        assert [getattr(block, "text", None) for block in result.content] == ["hi"]

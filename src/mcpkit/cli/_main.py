@@ -202,13 +202,11 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError(f"--port must be 0..65535, not {args.port}")
     if args.path is not None and not args.path.startswith("/"):
         raise CLIError(f"--path must start with '/': {args.path!r}")
-    path = args.path or {"sse": "/sse", "ws": "/ws"}.get(args.transport, "/mcp")
-    names = {"http": "Streamable HTTP", "sse": "HTTP+SSE (2024-11-05)", "ws": "WebSocket"}
+    from ..server._running import serving_line
 
     def announce(server: Any) -> None:
-        scheme = "ws" if args.transport == "ws" else "http"
-        url = server.url.replace("http", scheme, 1) + path
-        print(f"mcpkit: serving {names[args.transport]} on {url}", file=sys.stderr, flush=True)
+        line = serving_line(args.transport, server.url, args.path)
+        print(line, file=sys.stderr, flush=True)
         if _all_interfaces(args.host) and not args.allow_host:
             # Reachable from elsewhere, but every request naming this machine by another
             # name or address is refused (421, DNS-rebinding protection): say so now,

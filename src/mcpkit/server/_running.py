@@ -27,9 +27,21 @@ if TYPE_CHECKING:
     from ._lowlevel import LowLevelServer
     from ._streamable import StreamableHTTPApp
 
-__all__ = ["Running"]
+__all__ = ["Running", "serving_line"]
 
 logger = logging.getLogger("mcpkit.server")
+
+
+_PATHS: Final = {"http": "/mcp", "sse": "/sse", "ws": "/ws"}
+_NAMES: Final = {"http": "Streamable HTTP", "sse": "HTTP+SSE (2024-11-05)", "ws": "WebSocket"}
+
+
+def serving_line(transport: str, http_url: str, path: str | None = None) -> str:
+    """What a server says on stderr once it serves: ``mcpkit: serving Streamable HTTP on
+    http://127.0.0.1:8000/mcp`` (``http_url``: the listening server's base URL)."""
+    scheme = "ws" if transport == "ws" else "http"
+    url = http_url.replace("http", scheme, 1) + (path or _PATHS[transport])
+    return f"mcpkit: serving {_NAMES[transport]} on {url}"
 
 
 #: How long a stdio server process may take to end once its client is gone (run()).
@@ -260,6 +272,9 @@ class Running:
             port: the port for the HTTP transports.
             options: options of the HTTP transport's ASGI app.
 
+        Serving HTTP, it says where on stderr once it accepts connections
+        (``mcpkit: serving Streamable HTTP on http://127.0.0.1:8000/mcp``).
+
         Raises:
             LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
         """
@@ -272,7 +287,11 @@ class Running:
             )
         if backend != "asyncio":
             raise LocalProtocolError("the HTTP transports are served by uvicorn, on asyncio")
-        _run(
-            functools.partial(self.serve_http, transport, host=host, port=port, **options),
-            "asyncio",
-        )
+        path = options.get("path", options.get("sse_path"))  # (app_for takes both for sse)
+
+        def announce(http: HttpServer) -> None:  # (as `mcpkit run` does: where to connect)
+            print(serving_line(transport, http.url, path), file=sys.stderr, flush=True)
+
+        ready = options.pop("ready", None) or announce  # (the CLI says it its own way)
+        serve = functools.partial(self.serve_http, transport, host=host, port=port)
+        _run(functools.partial(serve, ready=ready, **options), "asyncio")
