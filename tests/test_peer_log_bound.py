@@ -43,7 +43,7 @@ async def test_a_flood_of_bad_messages_is_answered_in_full_and_logged_in_bounds(
         assert 20 <= len(warnings) < 40  # the burst, and no more than the refill meanwhile
         # Nothing is lost from the count: the next line let through gives it.
         later = time.monotonic() + 5
-        monkeypatch.setattr("mcpkit.aio._lograte.time.monotonic", lambda: later)
+        monkeypatch.setattr("mcpkit.aio._rate.time.monotonic", lambda: later)
         await wire.channel.send(b'{"jsonrpc": "2.0", "id": "last", "method": 7}')
         assert (await wire.read())["id"] == "last"
     about = [r for r in caplog.records if "method must be a string" in r.getMessage()]
@@ -67,7 +67,7 @@ def test_the_allowance_refills_and_the_next_line_says_what_was_held_back(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [1000.0]
-    monkeypatch.setattr("mcpkit.aio._lograte.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("mcpkit.aio._rate.time.monotonic", lambda: now[0])
     logger = logging.getLogger("mcpkit.test.peerlog")
     caplog.set_level(logging.WARNING, logger=logger.name)
     limiter = PeerLogLimiter(burst=3, per_second=0.5)
@@ -94,7 +94,7 @@ def test_a_shared_bound_gives_the_count_at_an_end_only_when_it_has_room(
     # A server's shared bound lost the count of a flood's tail when no line came after it;
     # connections ending all at once must not write a flood of their own either.
     now = [1000.0]
-    monkeypatch.setattr("mcpkit.aio._lograte.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("mcpkit.aio._rate.time.monotonic", lambda: now[0])
     logger = logging.getLogger("mcpkit.test.peerlog.shared")
     caplog.set_level(logging.WARNING, logger=logger.name)
     limiter = PeerLogLimiter(burst=2, per_second=1.0, shared=True)

@@ -11,10 +11,10 @@ does), so nothing is lost from the count.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Final
 
 from ..protocol import MessageRejected
+from ._rate import TokenBucket
 
 __all__ = ["PeerLogLimiter"]
 
@@ -27,7 +27,7 @@ class PeerLogLimiter:
     """A token bucket for log lines about a peer's mistakes (one connection's, or shared
     by a server's connections)."""
 
-    __slots__ = ("_burst", "_rate", "_shared", "_stamp", "_suppressed", "_tokens")
+    __slots__ = ("_allowance", "_shared", "_suppressed")
 
     def __init__(
         self, burst: int = _BURST, per_second: float = _PER_SECOND, *, shared: bool = False
@@ -35,10 +35,7 @@ class PeerLogLimiter:
         #: Shared by many connections (a server's): an end gives the count only when the
         #: allowance has room (one line each would be a flood of its own).
         self._shared = shared
-        self._burst = float(burst)
-        self._rate = per_second
-        self._tokens = float(burst)
-        self._stamp = time.monotonic()
+        self._allowance = TokenBucket(per_second, burst)
         self._suppressed = 0
 
     def log(self, logger: logging.Logger, level: int, message: str, *args: object) -> None:
@@ -57,21 +54,11 @@ class PeerLogLimiter:
     def admit(self) -> int | None:
         """Take one line's allowance: ``None`` if there is none (the line is counted as
         held back), else how many were held back since the last line let through."""
-        if not self._take():
+        if not self._allowance.take():
             self._suppressed += 1
             return None
         held, self._suppressed = self._suppressed, 0
         return held
-
-    def _take(self) -> bool:
-        """Refill the allowance for the time gone by, then take one line's worth if any."""
-        now = time.monotonic()
-        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
-        self._stamp = now
-        if self._tokens < 1.0:
-            return False
-        self._tokens -= 1.0
-        return True
 
     def rejected(self, logger: logging.Logger, event: MessageRejected) -> None:
         """Log why a message was refused: an expected race (a late answer, a cancel for a
@@ -91,7 +78,7 @@ class PeerLogLimiter:
         """
         if not self._suppressed:
             return
-        if self._shared and not self._take():
+        if self._shared and not self._allowance.take():
             return
         logger.log(level, "%d similar lines about the peer were suppressed", self._suppressed)
         self._suppressed = 0

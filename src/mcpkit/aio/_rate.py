@@ -14,21 +14,22 @@ BURST: Final = 100
 
 
 class TokenBucket:
-    """``BURST`` messages at once, then ``rate`` per second; what does not fit is counted in
+    """``burst`` messages at once, then ``rate`` per second; what does not fit is counted in
     ``dropped`` (for the sender to report), never queued."""
 
-    __slots__ = ("_counted", "_credit", "dropped", "rate")
+    __slots__ = ("_burst", "_counted", "_credit", "dropped", "rate")
 
-    def __init__(self, rate: float) -> None:
+    def __init__(self, rate: float, burst: float = BURST) -> None:
         self.rate = rate
-        self._credit = float(BURST)
+        self._burst = float(burst)
+        self._credit = self._burst
         self._counted = time.monotonic()
         self.dropped = 0
 
     def take(self, *, force: bool = False) -> bool:
         """Whether one message may go now (``force``: it goes anyway, and counts)."""
         now = time.monotonic()
-        credit = min(BURST, self._credit + (now - self._counted) * self.rate)
+        credit = min(self._burst, self._credit + (now - self._counted) * self.rate)
         self._counted = now
         if credit < 1 and not force:
             self._credit = credit
