@@ -26,10 +26,11 @@ from ._groups import single_errors
 from ._hop import on_loop_thread
 from ._rate import BURST, TokenBucket
 from ._route import ReplyRoute, current_route, detached_context
-from ._workers import run_in_worker
+from ._workers import call_off_loop, run_in_worker
 
 __all__ = [
     "single_errors",
+    "call_off_loop",
     "check_arity",
     "on_loop_thread",
     "close_stack",

@@ -16,14 +16,16 @@ blocked.)
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
 from ._endpoint import _running_asyncio_loop
 
-__all__ = ["run_in_worker"]
+__all__ = ["call_off_loop", "run_in_worker"]
 
 T = TypeVar("T")
 
@@ -51,3 +53,17 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
         return value  # type: ignore[return-value]
     assert isinstance(value, BaseException)
     raise value
+
+
+async def call_off_loop(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` for a callback that may be async or plain: awaited when it is a
+    coroutine function, else run in a worker thread (a plain function may block), its
+    value awaited if it is awaitable (a callable object returning a coroutine).
+
+    Raises:
+        BaseException: what ``fn`` raised.
+    """
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    value = await run_in_worker(functools.partial(fn, *args))
+    return await value if inspect.isawaitable(value) else value

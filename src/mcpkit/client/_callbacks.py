@@ -6,7 +6,6 @@ here, so a server is never told about a feature the client cannot serve.
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -16,7 +15,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..aio import BURST, InboundRequest, TokenBucket, check_arity, run_in_worker
+from ..aio import BURST, InboundRequest, TokenBucket, call_off_loop, check_arity
 from ..aio._lograte import PeerLogLimiter
 from ..exceptions import LocalProtocolError, RPCError
 from ..protocol import compile_schema, decode_params
@@ -130,15 +129,6 @@ def _check_arity(name: str, callback: Any, arity: int) -> None:
     check_arity(f"{name}=", callback, arity, what)
 
 
-async def invoke(callback: Callable[[Any], Any], params: Any) -> Any:
-    """``callback(params)``: awaited when async; a plain function runs in a worker thread
-    (a sampling callback calling a model, an elicitation one asking a person, would
-    stall the connection on the event loop)."""
-    if inspect.iscoroutinefunction(callback):
-        return await callback(params)
-    return await _maybe_await(await run_in_worker(functools.partial(callback, params)))
-
-
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
@@ -239,7 +229,9 @@ class ClientHandlers:
                 # CreateMessageRequestParams.tools: "The client MUST return an error if this
                 # field is provided but ClientCapabilities.sampling.tools is not declared."
                 raise RPCError.invalid_params("this client did not declare sampling.tools")
-            result = checked(await invoke(self.sampling, sampling), CreateMessageResult, "sampling")
+            result = checked(
+                await call_off_loop(self.sampling, sampling), CreateMessageResult, "sampling"
+            )
             return sampling_answer_for(version, result)
         if method == "elicitation/create" and self.elicitation is not None:
             params = decode_params(_ELICIT, request.params, method)
@@ -280,7 +272,7 @@ class ClientHandlers:
         """
         assert self.elicitation is not None
         answer: ElicitResult = checked(
-            await invoke(self.elicitation, params), ElicitResult, "elicitation"
+            await call_off_loop(self.elicitation, params), ElicitResult, "elicitation"
         )
         schema = params.requested_schema
         if answer.action != "accept" or not isinstance(schema, dict):

@@ -24,7 +24,7 @@ import anyio
 import msgspec
 from msgspec import UNSET
 
-from ..aio import single_errors
+from ..aio import call_off_loop, single_errors
 from ..exceptions import (
     ConnectionClosedError,
     MCPDeprecationWarning,
@@ -40,7 +40,7 @@ from ..types import (
     ListRootsResult,
 )
 from ..types._echo import one_line, peer_text
-from ._callbacks import ClientHandlers, checked, invoke
+from ._callbacks import ClientHandlers, checked
 
 __all__ = ["Deprecations", "InputFulfiller", "ResultKind", "result_kind", "run_rounds"]
 
@@ -175,7 +175,7 @@ class InputFulfiller:
                 self.deprecations.use(
                     "includeContext", f"includeContext {peer_text(sampling.include_context)}"
                 )
-            answer = await invoke(handlers.sampling, sampling)
+            answer = await call_off_loop(handlers.sampling, sampling)
             return checked(answer, CreateMessageResult, "sampling")
         if method == "roots/list":
             if declared.roots is UNSET or handlers.roots is None:

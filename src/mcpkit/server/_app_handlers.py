@@ -9,15 +9,13 @@ methods are inherited, not wrapped.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ..aio import run_in_worker
+from ..aio import call_off_loop
 from ..exceptions import RPCError
 from ..types import (
     CallToolResult,
@@ -214,13 +212,10 @@ class AppHandlers:
             if params.context is not UNSET and params.context.arguments is not UNSET
             else {}
         )
-        args = (params.ref, params.argument.name, params.argument.value, dict(context))
-        if inspect.iscoroutinefunction(handler):
-            outcome = await handler(*args)
-        else:  # (as a tool's: a plain function may block, so not on the event loop)
-            outcome = await run_in_worker(functools.partial(handler, *args))
-            if inspect.isawaitable(outcome):  # (a callable object returning a coroutine)
-                outcome = await outcome
+        # (As a tool's: a plain function may block, so not on the event loop.)
+        outcome = await call_off_loop(
+            handler, params.ref, params.argument.name, params.argument.value, dict(context)
+        )
         if isinstance(outcome, str):  # one value, not one per character
             outcome = (outcome,)
         elif not isinstance(outcome, (Completion, list, tuple)):
