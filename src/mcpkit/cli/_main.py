@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import dataclasses
 import importlib.util
-import ipaddress
 import logging
 import os
 import sys
@@ -74,7 +73,7 @@ def load_server(target: str) -> Any:
             f"{path_text}:{name} is a class, not a server: create one, e.g. "
             f"{name} = {server.__name__}(...)"
         )
-    if not callable(getattr(server, "serve_stdio", None)):
+    if not _is_server(server):
         raise CLIError(
             f"{path_text}:{name} is of type {type(server).__name__}, not an mcpkit server "
             f"(mcpkit.Server or LowLevelServer){_others(module, path_text)}"
@@ -87,11 +86,14 @@ def _others(module: Any, path_text: str) -> str:
     found = [
         f"{path_text}:{attr}"
         for attr, value in vars(module).items()
-        if not attr.startswith("_")
-        and not isinstance(value, type)
-        and callable(getattr(value, "serve_stdio", None))
+        if not attr.startswith("_") and not isinstance(value, type) and _is_server(value)
     ]
     return f"; did you mean {' or '.join(found[:3])}?" if found else ""
+
+
+def _is_server(value: Any) -> bool:
+    """Whether ``value`` can be served (an mcpkit server, or anything that serves alike)."""
+    return callable(getattr(value, "serve_stdio", None))
 
 
 def _split_target(target: str) -> tuple[str, str]:
@@ -192,7 +194,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _http_options(args: argparse.Namespace) -> dict[str, Any]:
-    from ..protocol import TransportSecurity
+    from ..protocol import TransportSecurity, wildcard_bind
 
     if args.backend != "asyncio":
         raise CLIError("the HTTP transports run on asyncio (uvicorn); drop --backend trio")
@@ -207,7 +209,7 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
     def announce(server: Any) -> None:
         line = serving_line(args.transport, server.url, args.path)
         print(line, file=sys.stderr, flush=True)
-        if _all_interfaces(args.host) and not args.allow_host:
+        if wildcard_bind(args.host) and not args.allow_host:
             # Reachable from elsewhere, but every request naming this machine by another
             # name or address is refused (421, DNS-rebinding protection): say so now,
             # rather than leave the operator to find out from clients.
@@ -241,14 +243,6 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
     elif args.stateless or args.json_response:
         raise CLIError("--stateless and --json-response apply to --transport http only")
     return options
-
-
-def _all_interfaces(host: str) -> bool:
-    """Whether a bind address is a wildcard (``0.0.0.0``, ``::``)."""
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        return host == ""
 
 
 #: The options that only mean something to the HTTP transports.

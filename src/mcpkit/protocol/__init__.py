@@ -34,7 +34,13 @@ from ._events import (
 )
 from ._framing import FrameTooLarge, LineBuffer, encode_line
 from ._header_params import ParamHeader, annotation_problem, param_headers
-from ._http import SESSION_ID_MAX_LENGTH, TransportSecurity, new_session_id, valid_session_id
+from ._http import (
+    SESSION_ID_MAX_LENGTH,
+    TransportSecurity,
+    new_session_id,
+    valid_session_id,
+    wildcard_bind,
+)
 from ._http_media import accepts, checked_header_fields, media_type
 from ._lifecycle import READY_HANDSHAKES, HandshakeState, ServerHandshake, ready_handshake
 from ._limits import DEFAULT_LIMITS, Limits
@@ -107,6 +113,7 @@ __all__ = [
     "media_type",
     "new_session_id",
     "valid_session_id",
+    "wildcard_bind",
     # MCP request headers (2026-07-28, SEP-2243)
     "MAX_SAFE_INTEGER",
     "NAMED_METHODS",

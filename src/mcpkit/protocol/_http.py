@@ -23,6 +23,7 @@ __all__ = [
     "media_type",
     "new_session_id",
     "valid_session_id",
+    "wildcard_bind",
 ]
 
 # --------------------------------------------------------------------------- Host / Origin
@@ -252,11 +253,25 @@ def _remember(memo: dict[Any, bool], value: Any, verdict: bool) -> None:
     memo[value] = verdict
 
 
+def wildcard_bind(host: str) -> bool:
+    """Whether a bind address listens on every interface (``0.0.0.0``, ``::``, ``""``):
+    clients then reach the server by names the address does not give."""
+    text = _unbracketed(host)
+    try:
+        return not text or ipaddress.ip_address(text).is_unspecified
+    except ValueError:
+        return False
+
+
+def _unbracketed(host: str) -> str:
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
 def _bind_host(host: str) -> str | None:
     """The canonical Host form of a bind address; ``None`` for a wildcard bind."""
-    text = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not text:
+    if wildcard_bind(host):
         return None
+    text = _unbracketed(host)
     try:
         ip = ipaddress.ip_address(text)
     except ValueError:
@@ -264,8 +279,6 @@ def _bind_host(host: str) -> str | None:
         if key is None or key[2] is not None:
             raise LocalProtocolError(f"not an IP address or host name: {host!r}") from None
         return key[1]
-    if ip.is_unspecified:
-        return None
     if isinstance(ip, ipaddress.IPv6Address):
         # A zone id ("fe80::1%eth0") cannot appear in a Host header: add nothing.
         return None if ip.scope_id else f"[{ip.compressed}]"

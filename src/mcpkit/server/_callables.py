@@ -10,7 +10,7 @@ from typing import Any
 
 from ..exceptions import LocalProtocolError
 
-__all__ = ["callable_kind", "refuse_unnamed_lambda"]
+__all__ = ["callable_kind", "refuse_unnamed_lambda", "registered_name"]
 
 
 def callable_kind(fn: Callable[..., Any], label: str) -> tuple[Callable[..., Any], bool]:
@@ -40,3 +40,17 @@ def refuse_unnamed_lambda(fn: Callable[..., Any], name: str | None) -> None:
     """
     if name is None and getattr(fn, "__name__", None) == "<lambda>":
         raise LocalProtocolError("a lambda has no name of its own; pass name=")
+
+
+def registered_name(fn: Callable[..., Any], name: str | None) -> str:
+    """The name a function is registered under: ``name`` if given, else its own.
+
+    Raises:
+        LocalProtocolError: ``name`` is empty, or not given for a callable without one.
+    """
+    label = name if name is not None else getattr(fn, "__name__", None)
+    if not label:
+        raise LocalProtocolError(
+            "name= must not be empty" if name is not None else f"{fn!r} has no __name__; pass name="
+        )
+    return str(label)

@@ -23,7 +23,7 @@ from ..exceptions import LocalProtocolError, MCPError
 from ..types._echo import peer_text
 from ._argpatterns import pattern_problems, strip_patterns
 from ._argvalues import UniqueItems, has_integral_float, integral_where_needed
-from ._callables import callable_kind
+from ._callables import callable_kind, registered_name
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
 from ._results import ResultError, Structurer, is_content_sequence, output_for
@@ -42,7 +42,6 @@ __all__ = [
     "ParameterInfo",
     "ResultError",
     "function_schema",
-    "registered_name",
 ]
 
 _astuple = msgspec.structs.astuple
@@ -270,20 +269,6 @@ class _Binder:
             if f.required and f.encode_name not in arguments
         )
         return errors or [("", "the arguments are invalid")]
-
-
-def registered_name(fn: Callable[..., Any], name: str | None) -> str:
-    """The name a function is registered under: ``name`` if given, else its own.
-
-    Raises:
-        LocalProtocolError: ``name`` is empty, or not given for a callable without one.
-    """
-    label = name if name is not None else getattr(fn, "__name__", None)
-    if not label:
-        raise LocalProtocolError(
-            "name= must not be empty" if name is not None else f"{fn!r} has no __name__; pass name="
-        )
-    return str(label)
 
 
 def function_schema(

@@ -35,17 +35,11 @@ from ..types import (
     ToolAnnotations,
 )
 from ..types._echo import peer_text
-from ._callables import callable_kind, refuse_unnamed_lambda
+from ._callables import callable_kind, refuse_unnamed_lambda, registered_name
 from ._context import RequestContext
 from ._docstrings import parse_docstring
 from ._results import refuse_non_finite
-from ._signature import (
-    ArgumentError,
-    FunctionSchema,
-    ResultError,
-    function_schema,
-    registered_name,
-)
+from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
 from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
 from ._typeschema import is_context, type_hints
 
