@@ -193,6 +193,23 @@ async def test_logging_respects_level() -> None:
     assert records[0].logger == "tests"
 
 
+@pytest.mark.parametrize("level", ["debug", "info", "warning", "error"])
+async def test_the_log_shortcuts_send_at_their_level(level: str) -> None:
+    server = LowLevelServer("shortcuts", "1")
+
+    async def shout(ctx: RequestContext, args: dict[str, Any]) -> str:
+        sent = await getattr(ctx, level)({"said": level}, logger="app")
+        return str(sent)
+
+    server.add_tool(Tool(name="shout", input_schema={"type": "object"}), shout)
+    records: list[LoggingMessageNotificationParams] = []
+    async with Client(server, era="handshake", on_log=records.append) as client:
+        await client.set_logging_level("debug")
+        result = await client.call_tool("shout")
+    assert result.content == [TextContent(text="True")]
+    assert [(r.level, r.data, r.logger) for r in records] == [(level, {"said": level}, "app")]
+
+
 async def test_timeout_cancels_and_connection_survives() -> None:
     async with connected() as client:
         with pytest.raises(RequestTimeoutError):

@@ -116,13 +116,17 @@ async def readme_server(b: Block, tmp: Path) -> None:
             message = prompt.messages[0].content
             assert message.text == "Plan a three-day trip to Paris."  # type: ignore[union-attr]
     # "only sent if the client asked for progress": on the wire, no progress before the
-    # answer of a call without a progress token.
+    # answer of a call without a progress token; only the log message (at info, which no
+    # logging/setLevel filtered out).
     async with RawStdioServer(
         [sys.executable, "-m", "mcpkit", "run", str(tmp / "server.py")]
     ) as raw:
         await raw.initialize()
         params = {"name": "forecast", "arguments": {"city": "Paris"}}
-        reply = await raw.request(1, "tools/call", params)
+        log = await raw.request(1, "tools/call", params)
+        assert log["method"] == "notifications/message"
+        assert log["params"] == {"level": "info", "data": "looking up Paris"}
+        reply = await raw.receive()
         assert reply["id"] == 1
         assert reply["result"]["structuredContent"]["result"] == [21.5] * 3
 

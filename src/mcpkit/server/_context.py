@@ -124,6 +124,38 @@ class RequestContext(Asking):
             return sent
         return await self.session.send_log(level, data, logger=logger)
 
+    async def debug(self, data: Any, *, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``debug``.
+
+        Raises:
+            LocalProtocolError: ``data`` is not JSON.
+        """
+        return await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``info``.
+
+        Raises:
+            LocalProtocolError: ``data`` is not JSON.
+        """
+        return await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``warning``.
+
+        Raises:
+            LocalProtocolError: ``data`` is not JSON.
+        """
+        return await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``error``.
+
+        Raises:
+            LocalProtocolError: ``data`` is not JSON.
+        """
+        return await self.log("error", data, logger=logger)
+
     @property
     def lifespan(self) -> Any:
         """What the server's lifespan yielded (``LowLevelServer(lifespan=...)``): the
