@@ -235,17 +235,24 @@ async def test_stateless_concurrent_posts() -> None:
         assert http.run(lambda: app.wait_ended(LIMIT)) is None
 
 
-async def test_stateless_stream_abandoned_by_its_client_ends_the_handler() -> None:
-    """Stateless, SSE answers: a stream nobody can resume; when its client leaves, the
-    handler's work is ended instead of finishing for no one."""
-    app = SERVER.streamable_http_app(stateless=True)
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
+async def test_stateless_request_abandoned_by_its_client_ends_the_handler(
+    json_response: bool,
+) -> None:
+    """Stateless: an answer nobody can resume (SSE) or wait for again (JSON); when its
+    client leaves, the handler's work is ended instead of finishing for no one."""
+    key = f"abandoned-{json_response}"
+    app = SERVER.streamable_http_app(stateless=True, json_response=json_response)
     with running_server(app) as http:
         async with httpx.AsyncClient(timeout=LIMIT) as client:
             session = RawSession(client, http.url + "/mcp")
-            async with session.stream(call(1, "hold", key="abandoned")) as response:
-                assert response.headers["content-type"] == "text/event-stream"
-                await HOLDS.wait_started("abandoned")
-            await HOLDS.wait_cancelled("abandoned")
+            async with anyio.create_task_group() as tg:
+                # (The POST's task is cancelled once the tool runs: httpx closes the
+                # connection, as a client giving up on a call does.)
+                tg.start_soon(session.post, call(1, "hold", key=key))
+                await HOLDS.wait_started(key)
+                tg.cancel_scope.cancel()
+            await HOLDS.wait_cancelled(key)
             # The server goes on answering.
             answer = await client.post(
                 session.url, content=call(2, "echo", text="still here"), headers=JSON_HEADERS

@@ -107,8 +107,11 @@ async def handle_message(
     json_response = app.json_response
     exchange: Exchange
     sse: _SseExchange | None = None
+    watch: _LeaveWatch | None = None
     if json_response:
         exchange = Exchange(session, False, version)  # (positional: see Exchange)
+        if session.id is None:  # stateless: see _LeaveWatch
+            watch = _LeaveWatch(app, session, receive)
     else:
         exchange = sse = _SseExchange(app, session, version, receive, send, cors, new_session)
     session.exchanges.add(exchange)
@@ -118,7 +121,10 @@ async def handle_message(
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
         count = await endpoint.dispatch(
-            event, exchange, inline=True, on_suspend=None if sse is None else sse.open_stream
+            event,
+            exchange,
+            inline=True,
+            on_suspend=sse.open_stream if sse is not None else watch.start if watch else None,
         )
         if sse is not None and sse.writing is not None:  # (the stream has started)
             await sse.writing.wait()
@@ -162,6 +168,8 @@ async def handle_message(
     finally:
         if sse is not None and sse.writing is not None:  # (nothing to cancel otherwise)
             sse.stop_writing()
+        if watch is not None:
+            watch.stop()
         session.exchanges.discard(exchange)
 
 
@@ -203,6 +211,41 @@ async def _stream(
         sink, send, receive, keepalive=app.keepalive, on_gone=lambda: stream.detach(sink)
     )
     await session.stream_done(stream, delivered=delivered)
+
+
+class _LeaveWatch:
+    """A stateless POST answered with JSON whose handler has to wait: should its client
+    leave first, nobody could ever receive the answer (there is no stream to resume and
+    no session to ask again in), so the POST's session is ended, which cancels the
+    handler, as leaving an SSE answer does. (Disconnection is no cancellation where the
+    answer can still be delivered: ``basic/transports.mdx`` 2025-11-25, "Resumability".)
+    :meth:`start` is dispatch's ``on_suspend``: an instant handler costs nothing more."""
+
+    __slots__ = ("_app", "_receive", "_scope", "_session")
+
+    def __init__(self, app: StreamableHTTPApp, session: HttpSession, receive: Receive) -> None:
+        self._app = app
+        self._session = session
+        self._receive = receive
+        self._scope: anyio.CancelScope | None = None
+
+    def start(self) -> None:
+        self._scope = scope = anyio.CancelScope()
+        context = detached_context()  # (not the handler's: see _SseExchange.open_stream)
+        context.run(current_request.set, None)
+        context.run(self._app._running().start_soon, self._watch, scope)
+
+    async def _watch(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            while (await self._receive())["type"] != "http.disconnect":
+                pass
+            logger.debug("a stateless client left before its answer: its request is cancelled")
+            self._app.drop(self._session)
+
+    def stop(self) -> None:
+        """The POST is over (answered, or its task ended)."""
+        if self._scope is not None:
+            self._scope.cancel()
 
 
 class _SseExchange(Exchange):
