@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -208,6 +209,32 @@ async def test_the_log_shortcuts_send_at_their_level(level: str) -> None:
         result = await client.call_tool("shout")
     assert result.content == [TextContent(text="True")]
     assert [(r.level, r.data, r.logger) for r in records] == [(level, {"said": level}, "app")]
+
+
+MISUSED: list[tuple[str, Any, str]] = [
+    ("call_tool", [1, 2], "arguments must be a mapping of names to values (a dict), not list"),
+    ("call_tool", "text=hi", "arguments must be a mapping of names to values (a dict), not str"),
+    ("get_prompt", ["a"], "prompt arguments must be a mapping of names to values (a dict)"),
+    ("get_prompt", {"city": 3}, "prompt arguments: values must be strings; 'city' is int"),
+    ("complete", {"city": None}, "context: values must be strings; 'city' is NoneType"),
+]
+
+
+@pytest.mark.parametrize(("method", "values", "message"), MISUSED)
+async def test_arguments_of_the_wrong_shape_are_refused_before_sending(
+    method: str, values: Any, message: str
+) -> None:
+    from mcpkit.types import PromptReference
+
+    async with connected(era="handshake") as client:
+        if method == "complete":
+            call = client.complete(PromptReference(name="p"), "city", "Pa", context=values)
+        else:
+            call = getattr(client, method)("add", values)
+        with pytest.raises(LocalProtocolError, match=re.escape(message)):
+            await call
+        # Nothing was sent: the connection is as it was.
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).content == [TextContent(text="3")]
 
 
 async def test_timeout_cancels_and_connection_survives() -> None:

@@ -214,10 +214,9 @@ class ClientMethods:
             RequestTimeoutError: no answer in time (the call was cancelled).
             ToolError: ``raise_on_error`` and the tool reported an error (its message is
                 the result's text; the result is its ``result``).
+            LocalProtocolError: ``arguments`` is not a mapping (a JSON object).
         """
-        params = CallToolRequestParams(
-            name=name, arguments=UNSET if arguments is None else dict(arguments)
-        )
+        params = CallToolRequestParams(name=name, arguments=_object(arguments, "arguments"))
         known = self._tool_definitions() if self._is_modern() else None
         if known is not None and name not in known:
             # 2026-07-28 over HTTP: the call's Mcp-Param-* headers come from the tool's
@@ -332,9 +331,10 @@ class ClientMethods:
 
         Raises:
             RPCError: unknown prompt or missing required arguments (-32602).
+            LocalProtocolError: ``arguments`` is not a mapping of names to strings.
         """
         params = GetPromptRequestParams(
-            name=name, arguments=UNSET if arguments is None else dict(arguments)
+            name=name, arguments=_object(arguments, "prompt arguments", strings=True)
         )
         return await self.request("prompts/get", params, GetPromptResult)
 
@@ -353,10 +353,13 @@ class ClientMethods:
         ``ref`` is a :class:`PromptReference` or :class:`ResourceTemplateReference`;
         ``context`` holds the values of the other arguments already chosen (sent from
         2025-06-18, which added it; an older server completes without it).
+
+        Raises:
+            LocalProtocolError: ``context`` is not a mapping of names to strings.
         """
         sent: CompletionContext | UnsetType = UNSET
         if context is not None and self.protocol_version >= V2025_06_18:
-            sent = CompletionContext(arguments=dict(context))
+            sent = CompletionContext(arguments=_object(context, "context", strings=True))
         params = CompleteRequestParams(
             ref=ref, argument=CompletionArgument(name=argument, value=value), context=sent
         )
@@ -376,3 +379,22 @@ class ClientMethods:
         ref = ResourceTemplateReference(uri=template)
         result = await self.complete(ref, variable, value, context=context)
         return list(result.completion.values)
+
+
+def _object(values: Mapping[str, Any] | None, what: str, *, strings: bool = False) -> Any:
+    """``values`` as the JSON object a request sends (``UNSET``: absent); ``strings``: its
+    values must be strings (prompt arguments and completion context: the schema's
+    ``{[key: string]: string}``), refused here rather than by the server as -32602."""
+    if values is None:
+        return UNSET
+    if not isinstance(values, Mapping):
+        raise LocalProtocolError(
+            f"{what} must be a mapping of names to values (a dict), not {type(values).__name__}"
+        )
+    sent = dict(values)
+    for key, value in sent.items() if strings else ():
+        if not isinstance(value, str):
+            raise LocalProtocolError(
+                f"{what}: values must be strings; {key!r} is {type(value).__name__}"
+            )
+    return sent
