@@ -372,6 +372,16 @@ async def test_session_cap_answers_503_and_recovers() -> None:
             assert full.status_code == 503
             assert error_of(full)["code"] == -32000
             assert full.headers["retry-after"]
+            # What could never start a session is told why, full or not.
+            malformed = await client.post(
+                url_of(http), content=b'{"jsonrpc":', headers=JSON_HEADERS
+            )
+            assert (malformed.status_code, error_of(malformed)["code"]) == (400, -32700)
+            no_session = await client.post(
+                url_of(http), content=request(7, "ping"), headers=JSON_HEADERS
+            )
+            assert no_session.status_code == 400
+            assert "Mcp-Session-Id header is required" in error_of(no_session)["message"]
             await client.delete(url_of(http), headers=first.headers())
             await open_session(client, url_of(http))
 

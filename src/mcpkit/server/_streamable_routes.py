@@ -197,16 +197,6 @@ class SessionRoutes:
 
     async def _initialize(self, body: bytes, receive: Receive, send: Send, cors: list[Any]) -> None:
         """A POST without a session id: it must carry ``initialize``, which starts one."""
-        if len(self.sessions) >= self.max_sessions and not self.make_room():
-            await respond_error(
-                send,
-                503,
-                f"Service Unavailable: the server has {self.max_sessions} sessions open",
-                code=ErrorCode.SERVER_BUSY,
-                headers=[*cors, (b"retry-after", b"5")],
-            )
-            return
-        tg = await self._ensure_runner()
         session = HttpSession(
             self.server, new_session_id(), store=self.event_store, retry_ms=self.retry_ms
         )
@@ -223,6 +213,18 @@ class SessionRoutes:
                     headers=cors,
                 )
             return
+        # (After the message is known to be an initialize: anything else is told what is
+        # wrong with it, and no idle session is evicted for it.)
+        if len(self.sessions) >= self.max_sessions and not self.make_room():
+            await respond_error(
+                send,
+                503,
+                f"Service Unavailable: the server has {self.max_sessions} sessions open",
+                code=ErrorCode.SERVER_BUSY,
+                headers=[*cors, (b"retry-after", b"5")],
+            )
+            return
+        tg = await self._ensure_runner()
         session.start(tg, token=self._token)
         assert session.id is not None
         self.sessions[session.id] = session
