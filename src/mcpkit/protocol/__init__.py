@@ -56,7 +56,8 @@ from ._mcp_headers import (
     needs_encoding,
     request_header_problem,
 )
-from ._sse import SSEEvent, SSEParser, encode_comment, encode_event, encode_retry
+from ._sse import SSEEvent, SSEParser
+from ._sse_encode import encode_comment, encode_event, encode_retry
 
 if TYPE_CHECKING:
     from ._jsonschema import (
