@@ -122,9 +122,8 @@ def sse(url: str) -> SSETransport:
         (ws, "close", "the server closed the WebSocket (4321: going away)"),
         (sse, "end", "the server ended the SSE stream"),
         (sse, "broken", "the SSE stream broke: RemoteProtocolError"),
-        (sse, "too-large", f"an SSE event exceeded the limit of {SMALL} bytes (max_event_bytes)"),
     ],
-    ids=["ws-binary", "ws-too-large", "ws-close-4321", "sse-end", "sse-broken", "sse-too-large"],
+    ids=["ws-binary", "ws-too-large", "ws-close-4321", "sse-end", "sse-broken"],
 )
 async def test_a_call_cut_short_by_the_server_says_why(
     transport: Any, ending: str, why: str

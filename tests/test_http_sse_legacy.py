@@ -31,8 +31,15 @@ from mcp_types import SamplingMessage
 from mcp_types import TextContent as OfficialText
 
 from mcpkit.client import Client
-from mcpkit.exceptions import MessageNotDelivered, TransportError
-from mcpkit.protocol import SSEEvent, SSEParser, TransportSecurity, encode_event
+from mcpkit.exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
+from mcpkit.protocol import (
+    OVERSIZED_HEAD,
+    FrameTooLarge,
+    SSEEvent,
+    SSEParser,
+    TransportSecurity,
+    encode_event,
+)
 from mcpkit.server import LowLevelServer, RequestContext, ServerSession, SSEApp
 from mcpkit.server._http_apps import app_for
 from mcpkit.transports import SSEChannel, SSETransport
@@ -229,6 +236,28 @@ async def test_full_session(everything: LowLevelServer) -> None:
     assert len(closed.sessions) == 1
     assert app.sessions == {}
     assert everything.sessions == set()
+
+
+async def test_an_answer_over_the_event_limit_fails_its_call_only(
+    everything: LowLevelServer,
+) -> None:
+    """One stream carries every message of a session: an event over ``max_event_bytes``
+    is skipped to its end and the call it answers fails saying so; the session goes on."""
+    with running_server(SSEApp(everything)) as server, anyio.fail_after(LIMIT):
+        transport = SSETransport(server.url + "/sse", max_event_bytes=1000)
+        async with Client(transport, era="handshake") as client:
+            answers: list[list[str]] = []
+
+            async def small() -> None:  # another call in flight meanwhile: unharmed
+                answers.append(texts(await client.call_tool("echo", {"text": "small"})))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(small)
+                with pytest.raises(RemoteProtocolError, match="exceeds the limit of 1000 bytes"):
+                    await client.call_tool("echo", {"text": "x" * 5000})
+            assert answers == [["small"]]
+            result = await client.call_tool("echo", {"text": "after"})
+            assert texts(result) == ["after"]
 
 
 async def test_protocol_errors_arrive_on_the_stream(everything: LowLevelServer) -> None:
@@ -527,6 +556,18 @@ async def test_client_refuses_a_malformed_endpoint(endpoint: str) -> None:
             pass
 
 
+async def test_client_refuses_an_endpoint_over_the_event_limit() -> None:
+    # (skipped to its end like any event over it, its first bytes must not become a URL)
+    body = encode_event(b"/messages?session_id=" + b"a" * 2000, event="endpoint")
+    with (
+        running_server(scripted_sse(body)) as server,
+        anyio.fail_after(LIMIT),
+        pytest.raises(TransportError, match="the endpoint event exceeded 1000 bytes"),
+    ):
+        async with SSETransport(server.url + "/sse", max_event_bytes=1000).connect():
+            pass
+
+
 def redirecting_sse(target: Callable[[], str]) -> ASGIApp:
     """An SSE server whose message endpoint answers every POST with 307 to ``target()``."""
     stream = scripted_sse(encode_event(b"/messages?session_id=x", event="endpoint"))
@@ -573,21 +614,26 @@ async def test_client_stream_rules() -> None:
         ):
             async with SSETransport(server.url + "/sse", endpoint_timeout=0.3).connect():
                 pass
-        # An event over the size limit ends the stream (receive reports its end); empty
-        # message events and unknown event types are skipped.
+        # An event over the size limit is skipped to its end (receive reports it, with
+        # its first bytes), and the stream goes on; empty message events and unknown
+        # event types are skipped.
         events = (
             encode_event(b"/messages?session_id=x", event="endpoint")
             + encode_event(b"", event="message")
             + encode_event(b'{"jsonrpc":"2.0","method":"a/b"}', event="other")
             + encode_event(b'{"jsonrpc":"2.0","method":"x/y"}')
             + encode_event(b"x" * 2000)
+            + encode_event(b'{"jsonrpc":"2.0","method":"z/z"}')
         )
         with running_server(scripted_sse(events)) as server:
             transport = SSETransport(server.url + "/sse", max_event_bytes=1000)
             async with transport.connect() as channel:
                 assert await channel.receive() == b'{"jsonrpc":"2.0","method":"x/y"}'
-                with pytest.raises(anyio.EndOfStream):
-                    await channel.receive()
+                skipped = await channel.receive()
+                assert skipped == FrameTooLarge(1000)
+                assert isinstance(skipped, FrameTooLarge)
+                assert skipped.head == b"x" * OVERSIZED_HEAD
+                assert await channel.receive() == b'{"jsonrpc":"2.0","method":"z/z"}'
         # Not an event stream, or an error status: refused with the status.
         with running_server(app_for(LowLevelServer("x"), "http")) as server:
             with pytest.raises(TransportError) as refused:

@@ -13,7 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.exceptions import LocalProtocolError, RemoteProtocolError
-from mcpkit.protocol import SSEEvent, SSEParser, encode_comment, encode_event
+from mcpkit.protocol import (
+    OVERSIZED_HEAD,
+    SSEEvent,
+    SSEParser,
+    encode_comment,
+    encode_event,
+)
 
 BOM = b"\xef\xbb\xbf"
 
@@ -360,6 +366,67 @@ def test_limit_must_be_positive(limit: int) -> None:
         SSEParser(max_event_bytes=limit)
 
 
+def skipped(head: bytes, event: str = "message", id: str | None = None) -> SSEEvent:
+    return SSEEvent(data=head, event=event, id=id, oversized=True)
+
+
+BIG = b"0123456789" * 40  # 400 bytes: over the limit below, past OVERSIZED_HEAD
+
+
+@pytest.mark.parametrize(
+    ("stream", "expected", "last_id"),
+    [
+        pytest.param(
+            b"data: a\n\ndata: " + BIG + b"\n\ndata: b\n\n",
+            [ev(b"a"), skipped(BIG[:OVERSIZED_HEAD]), ev(b"b")],
+            "",
+            id="skipped between two events",
+        ),
+        pytest.param(
+            b'event: message\nid: 7\ndata: {"id":5,' + BIG + b"\ndata: more\n\ndata: b\n\n",
+            [skipped((b'{"id":5,' + BIG)[:OVERSIZED_HEAD], id="7"), ev(b"b")],
+            "7",
+            id="its type, id and head are kept, its other lines skipped",
+        ),
+        pytest.param(
+            b"data: first\ndata: " + BIG + b"\n\ndata: b\n\n",
+            [skipped(b"first"), ev(b"b")],
+            "",
+            id="crossed by a later data line: the data so far is the head",
+        ),
+        pytest.param(
+            b": " + BIG + b"\ndata: lost\n\ndata: b\n\n",
+            [skipped(b""), ev(b"b")],
+            "",
+            id="crossed by a comment: the rest of the event is skipped",
+        ),
+        pytest.param(
+            b"data: " + BIG + b"\r\n\r\ndata: b\r\n\r\n",
+            [skipped(BIG[:OVERSIZED_HEAD]), ev(b"b")],
+            "",
+            id="CRLF",
+        ),
+    ],
+)
+def test_skip_oversized_skips_the_event_and_goes_on(
+    stream: bytes, expected: list[SSEEvent], last_id: str
+) -> None:
+    for chunking in ([stream], [bytes([b]) for b in stream], [stream[:300], stream[300:]]):
+        parser = SSEParser(max_event_bytes=300, skip_oversized=True)
+        assert feed_all(parser, chunking) == expected
+        assert parser.last_event_id == last_id
+        assert parser.error is None
+        assert parser.close() == []
+
+
+def test_an_oversized_event_cut_off_by_the_connection_is_dropped() -> None:
+    parser = SSEParser(max_event_bytes=10, skip_oversized=True)
+    assert parser.feed(b"id: 1\ndata: 0123456789") == []
+    assert parser.close() == []
+    assert parser.last_event_id == ""
+    assert parser.feed(b"data: ok\n\n") == [ev(b"ok")]
+
+
 # --------------------------------------------------------------------------- properties
 
 no_breaks = st.characters(codec="utf-8", exclude_characters="\r\n")
@@ -434,6 +501,29 @@ def test_limit_outcome_does_not_depend_on_chunking(
 ) -> None:
     stream, chunks = sample
     assert run(chunks, limit) == run([stream], limit)
+
+
+def run_skipping(chunks: list[bytes], limit: int) -> tuple[list[SSEEvent], str, int | None]:
+    parser = SSEParser(max_event_bytes=limit, skip_oversized=True)
+    out = feed_all(parser, chunks)
+    assert parser.close() == []
+    return out, parser.last_event_id, parser.retry
+
+
+@given(chunked_streams(), st.integers(min_value=1, max_value=24))
+@settings(max_examples=500)
+def test_skipping_does_not_depend_on_chunking(
+    sample: tuple[bytes, list[bytes]], limit: int
+) -> None:
+    stream, chunks = sample
+    whole = run_skipping([stream], limit)
+    assert run_skipping(chunks, limit) == whole
+    assert run_skipping([bytes([b]) for b in stream], limit) == whole
+    # Below the limit, the same events as a parser that fails on it.
+    failing = run([stream], limit)
+    if not failing[3]:
+        assert whole == failing[:3]
+    assert all(len(e.data) <= OVERSIZED_HEAD for e in whole[0] if e.oversized)
 
 
 @given(st.lists(st.binary(max_size=64), max_size=10), st.integers(min_value=1, max_value=200))

@@ -90,7 +90,9 @@ async def test_messages_before_the_endpoint_event(count: int) -> None:
             if count <= 64:
                 async with transport.connect() as channel:
                     assert channel.endpoint_url is not None
-                    assert b"notifications/message" in await channel.receive()
+                    message = await channel.receive()
+                    assert isinstance(message, bytes)
+                    assert b"notifications/message" in message
             else:
                 with pytest.raises(TransportError, match="messages before its endpoint event"):
                     async with transport.connect():

@@ -56,7 +56,7 @@ from ._mcp_headers import (
     needs_encoding,
     request_header_problem,
 )
-from ._sse import SSEEvent, SSEParser
+from ._sse import OVERSIZED_HEAD, SSEEvent, SSEParser
 from ._sse_encode import encode_comment, encode_event, encode_retry
 
 if TYPE_CHECKING:
@@ -101,6 +101,7 @@ __all__ = [
     "LineBuffer",
     "encode_line",
     # SSE
+    "OVERSIZED_HEAD",
     "SSEEvent",
     "SSEParser",
     "encode_comment",

@@ -18,7 +18,7 @@ import msgspec
 
 from ..exceptions import LocalProtocolError, RemoteProtocolError
 
-__all__ = ["SSEEvent", "SSEParser"]
+__all__ = ["OVERSIZED_HEAD", "SSEEvent", "SSEParser"]
 
 _BOM = b"\xef\xbb\xbf"
 # A reconnection time with more significant digits than this is ignored: no sane client
@@ -38,11 +38,19 @@ class SSEEvent(msgspec.Struct, frozen=True, kw_only=True):
         event: the event type; ``message`` when the stream named none (or an empty one).
         id: the value of this event's own ``id`` field, if it had one; the running "last
             event ID" is :attr:`SSEParser.last_event_id`.
+        oversized: the event exceeded the limit and was skipped (a parser made with
+            ``skip_oversized``): ``data`` holds only its first bytes (at most
+            :data:`OVERSIZED_HEAD`), to tell whose message it was.
     """
 
     data: bytes
     event: str = "message"
     id: str | None = None
+    oversized: bool = False
+
+
+#: How much of an oversized event's data a skipping parser keeps (see SSEEvent.oversized).
+OVERSIZED_HEAD = 256
 
 
 class SSEParser:
@@ -70,6 +78,10 @@ class SSEParser:
 
     Args:
         max_event_bytes: the limit described above.
+        skip_oversized: an event over the limit is skipped to its end (the blank line) and
+            reported as an :class:`SSEEvent` with ``oversized`` set, and the stream goes
+            on; by default the parser fails instead (where one stream carries one answer,
+            nothing after it matters).
 
     Raises:
         LocalProtocolError: ``max_event_bytes`` is not positive.
@@ -87,14 +99,20 @@ class SSEParser:
         "_max",
         "_partial",
         "_skip_lf",
+        "_skip_mid",
+        "_skip_oversized",
+        "_skipped",
         "last_event_id",
         "retry",
     )
 
-    def __init__(self, *, max_event_bytes: int = 16 * 1024 * 1024) -> None:
+    def __init__(
+        self, *, max_event_bytes: int = 16 * 1024 * 1024, skip_oversized: bool = False
+    ) -> None:
         if max_event_bytes <= 0:
             raise LocalProtocolError("max_event_bytes must be positive")
         self._max = max_event_bytes
+        self._skip_oversized = skip_oversized
         self.last_event_id = ""
         self.retry: int | None = None
         self._id_buffer = ""
@@ -114,6 +132,10 @@ class SSEParser:
         self._data_size = 0  # len of the spec's data buffer: values plus one LF each
         self._event_type = ""
         self._event_id: str | None = None
+        # Skipping an oversized event (skip_oversized): the head of its data, else None;
+        # and whether the line being skipped continues in the next chunk.
+        self._skipped: bytes | None = None
+        self._skip_mid = False
         # The spec starts every stream's "last event ID buffer" empty, so an event without
         # an id on a resumed stream would forget the resume position; it starts from the
         # last committed id instead (an empty ``id`` line still clears it).
@@ -172,12 +194,21 @@ class SSEParser:
         for piece in lines:
             # A piece holds line-ending bytes only at its end (at most CRLF).
             line = piece.rstrip(b"\r\n")
+            if self._skipped is not None:
+                if self._skip_mid:  # the end of a line begun in an earlier chunk
+                    self._skip_mid = False
+                elif not line:
+                    events.append(self._end_skip())
+                continue
             if partial:
                 partial += line
                 line = bytes(partial)
                 partial.clear()
             if len(line) + self._data_size > self._max:
-                return self._fail(events)
+                if not self._skip_oversized:
+                    return self._fail(events)
+                self._begin_skip(line)
+                continue
             if line:
                 self._process_line(line)
                 continue
@@ -190,10 +221,45 @@ class SSEParser:
                 self._event_type = ""
                 self._event_id = None
         if tail:
-            if len(partial) + len(tail) + self._data_size > self._max:
-                return self._fail(events)
-            partial += tail
+            if self._skipped is not None:
+                self._skip_mid = True
+            elif len(partial) + len(tail) + self._data_size > self._max:
+                if not self._skip_oversized:
+                    return self._fail(events)
+                self._begin_skip(bytes(partial[: OVERSIZED_HEAD + 6]) + tail[: OVERSIZED_HEAD + 6])
+                partial.clear()
+                self._skip_mid = True
+            else:
+                partial += tail
         return events
+
+    def _begin_skip(self, line: bytes) -> None:
+        """The event being read crossed the limit at ``line`` (its start): keep the head
+        of its data and discard the rest up to the blank line that ends it."""
+        head = bytes(self._data[:OVERSIZED_HEAD])
+        if not head and line.startswith(b"data:"):
+            # Crossed inside an unterminated line, only its first max + 1 bytes may be
+            # known: no more than those make the head, whatever the chunking.
+            value = line[5:]
+            size = min(OVERSIZED_HEAD, self._max - 5)
+            head = (value[1:] if value[:1] == b" " else value)[: max(size, 0)]
+        self._skipped = head
+        self._data = b""
+        self._data_size = 0
+
+    def _end_skip(self) -> SSEEvent:
+        # The oversized event's block is complete: its id counts, as any block's does.
+        self.last_event_id = self._id_buffer
+        event = SSEEvent(
+            data=self._skipped or b"",
+            event=self._event_type or "message",
+            id=self._event_id,
+            oversized=True,
+        )
+        self._skipped = None
+        self._event_type = ""
+        self._event_id = None
+        return event
 
     def close(self) -> list[SSEEvent]:
         """End of the stream: discard any incomplete event and get ready for the next one.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from ..exceptions import LocalProtocolError, RemoteProtocolError
+from ..exceptions import LocalProtocolError, RemoteProtocolError, TransportError
 from ..protocol import media_type
 from ..types import RequestId
 from ..types._echo import one_line, peer_text
@@ -28,6 +28,7 @@ __all__ = [
     "classify",
     "describe_failure",
     "describe_http_error",
+    "endpoint_on_origin",
     "error_answer_id",
     "is_response",
     "negotiated_version",
@@ -279,3 +280,30 @@ def check_url(url: str) -> None:
         parsed.host  # noqa: B018 (an invalid IDNA host raises when read)
     except (ValueError, UnicodeError, httpx.InvalidURL) as exc:
         raise LocalProtocolError(f"not a server URL ({exc}): {url!r}") from None
+
+
+def endpoint_on_origin(url: str, data: bytes) -> str:
+    """The absolute URL of a legacy HTTP+SSE ``endpoint`` event's ``data``, which must be
+    on the origin of the SSE ``url`` (a server, or anything able to inject an event, could
+    otherwise make the client send its messages and credentials elsewhere).
+
+    Raises:
+        TransportError: the endpoint is malformed or on another origin.
+    """
+    import httpx
+
+    base = httpx.URL(url)
+    try:
+        target = base.join(data.decode("utf-8").strip())
+        origin = (target.scheme, target.host, target.port)
+    except (UnicodeError, ValueError, httpx.InvalidURL) as exc:
+        # (UnicodeError: also idna's, from reading a host such as "xn--")
+        raise TransportError(f"the server sent a malformed endpoint: {exc}") from None
+    if origin != (base.scheme, base.host, base.port) or (
+        target.userinfo and target.userinfo != base.userinfo
+    ):
+        raise TransportError(
+            f"refusing the endpoint {peer_text(str(target))}: it is not on the origin of "
+            f"{url} (scheme, host and port must match)"
+        )
+    return str(target)

@@ -24,11 +24,17 @@ import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..aio._lograte import PeerLogLimiter
-from ..exceptions import MessageNotDelivered, RemoteProtocolError, TransportError
-from ..protocol import SSEEvent, SSEParser, checked_header_fields
+from ..exceptions import MessageNotDelivered, TransportError
+from ..protocol import FrameTooLarge, SSEEvent, SSEParser, checked_header_fields
 from ..types._echo import peer_text
 from ._http_client_decoding import ACCEPT_ENCODING
-from ._http_client_messages import check_url, describe_http_error, redirect_note, retry_after
+from ._http_client_messages import (
+    check_url,
+    describe_http_error,
+    endpoint_on_origin,
+    redirect_note,
+    retry_after,
+)
 from ._http_client_streams import body_excerpt, iterate_body
 
 if TYPE_CHECKING:
@@ -69,7 +75,8 @@ class SSETransport:
         sse_read_timeout: seconds the stream may stay silent before it counts as broken
             (servers send keep-alive comments far more often).
         endpoint_timeout: seconds to wait for the stream and its ``endpoint`` event.
-        max_event_bytes: largest accepted SSE event; a larger one ends the stream.
+        max_event_bytes: largest accepted SSE event; a larger one is skipped (the call it
+            answers fails, naming the limit) and the stream goes on.
         close_timeout: seconds closing may take before connections are abandoned.
         http_client: an ``httpx.AsyncClient`` to use (the caller keeps ownership; its
             headers, auth and timeouts apply instead of the ones above).
@@ -128,9 +135,11 @@ class SSEChannel:
         self._client: httpx.AsyncClient | None = None
         self._response: httpx.Response | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._in_send: MemoryObjectSendStream[bytes]
-        self._in_receive: MemoryObjectReceiveStream[bytes]
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](_INBOUND_BUFFER)
+        self._in_send: MemoryObjectSendStream[bytes | FrameTooLarge]
+        self._in_receive: MemoryObjectReceiveStream[bytes | FrameTooLarge]
+        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes | FrameTooLarge](
+            _INBOUND_BUFFER
+        )
         self._ready = anyio.Event()  # the endpoint is known, or it never will be
         self._peer_log = PeerLogLimiter()  # the server's mistakes, logged within a bound
         self._failure: TransportError | None = None
@@ -213,7 +222,9 @@ class SSEChannel:
     async def _read(self, response: httpx.Response) -> None:
         import httpx
 
-        parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
+        # One stream carries every message of the session: an event over the limit is
+        # skipped to its end, not the end of the session (see _on_event).
+        parser = SSEParser(max_event_bytes=self._t.max_event_bytes, skip_oversized=True)
 
         async def consume(chunk: bytes) -> bool:
             """Handle a chunk; True to stop reading."""
@@ -221,12 +232,6 @@ class SSEChannel:
                 for event in parser.feed(chunk):
                     if not await self._on_event(event):
                         return True
-                if parser.error is not None:
-                    raise RemoteProtocolError(parser.error)
-            except RemoteProtocolError as exc:  # an event over the limit: unparsable now
-                logger.error("SSE stream from %s abandoned: %s", self._t.url, exc)
-                self._why = f"the client abandoned the SSE stream: {exc}"
-                return True
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return True  # the channel was closed while a message was handed over
             return False
@@ -261,23 +266,36 @@ class SSEChannel:
                     logger, logging.WARNING, "ignoring a second endpoint event from %s", self._t.url
                 )
                 return True
+            if event.oversized:
+                limit = self._t.max_event_bytes
+                self._failure = TransportError(f"the endpoint event exceeded {limit} bytes")
+                return False
             try:
-                self.endpoint_url = self._resolve_endpoint(event.data)
+                self.endpoint_url = endpoint_on_origin(self._t.url, event.data)
             except TransportError as exc:
                 self._failure = exc
                 return False
             self._ready.set()
         elif event.event == "message":
-            if not event.data:  # an empty event is a keep-alive, not a message
+            message: bytes | FrameTooLarge = event.data
+            if event.oversized:
+                # The call it answers (named in its first bytes) fails with the reason,
+                # as over stdio; the others are unharmed.
+                message = FrameTooLarge(self._t.max_event_bytes, event.data)
+                self._peer_log.log(
+                    logger, logging.WARNING, "skipped an SSE event over max_event_bytes (%d)",
+                    self._t.max_event_bytes,
+                )  # fmt: skip
+            elif not event.data:  # an empty event is a keep-alive, not a message
                 return True
             if self._ready.is_set():
-                await self._in_send.send(event.data)
+                await self._in_send.send(message)
                 return True
             # Before the endpoint event nothing reads the messages (the session starts
             # once the endpoint is known): waiting for room would stall the stream until
             # endpoint_timeout, and then blame a missing endpoint.
             try:
-                self._in_send.send_nowait(event.data)
+                self._in_send.send_nowait(message)
             except anyio.WouldBlock:
                 self._failure = TransportError(
                     f"the SSE stream at {self._t.url} sent more than {_INBOUND_BUFFER} "
@@ -288,34 +306,14 @@ class SSEChannel:
             logger.debug("ignoring an SSE event of type %s", peer_text(event.event))
         return True
 
-    def _resolve_endpoint(self, data: bytes) -> str:
-        """The absolute endpoint URL, which must share the SSE URL's origin."""
-        import httpx
-
-        base = httpx.URL(self._t.url)
-        try:
-            target = base.join(data.decode("utf-8").strip())
-            origin = (target.scheme, target.host, target.port)
-        except (UnicodeError, ValueError, httpx.InvalidURL) as exc:
-            # (UnicodeError: also idna's, from reading a host such as "xn--")
-            raise TransportError(f"the server sent a malformed endpoint: {exc}") from None
-        if origin != (base.scheme, base.host, base.port) or (
-            target.userinfo and target.userinfo != base.userinfo
-        ):
-            raise TransportError(
-                f"refusing the endpoint {peer_text(str(target))}: it is not on the origin of "
-                f"{self._t.url} (scheme, host and port must match)"
-            )
-        return str(target)
-
     async def exit_reason(self) -> str | None:
         """Why the stream ended, for the calls it cut short (``None``: open, or closed by us)."""
         return self._why
 
     # -- the channel -----------------------------------------------------------------------
 
-    async def receive(self) -> bytes:
-        """Receive the next message from the server.
+    async def receive(self) -> bytes | FrameTooLarge:
+        """Receive the next message from the server (or word of one over the limit).
 
         Raises:
             anyio.EndOfStream: the SSE stream ended (the session is over).
