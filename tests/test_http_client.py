@@ -782,6 +782,27 @@ async def test_standalone_stream_delivers_and_reconnects(peer: tuple[FakeMCPServ
     assert len(fake.requests("GET")) == 4
 
 
+async def test_standalone_stream_skips_an_event_over_the_limit(
+    peer: tuple[FakeMCPServer, str],
+) -> None:
+    # It carries no answers: an event too large is skipped and the stream goes on (had it
+    # ended the stream, resuming would only have replayed the same event).
+    fake, url = peer
+    changed = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+    huge = b'{"jsonrpc":"2.0","method":"notifications/message","params":"' + b"x" * 3000
+    fake.script(
+        "GET",
+        stream(sse(changed, event_id="g1"), sse(huge, event_id="g2"), sse(changed, event_id="g3")),
+    )
+    changes = TwoChanges()
+    with anyio.fail_after(LIMIT):
+        async with Client(transport(url, max_event_bytes=1000), on_list_changed=changes) as client:
+            await changes.both.wait()
+            await client.ping()
+    assert changes.got == ["tools", "tools"]
+    assert len(fake.requests("GET")) == 1
+
+
 async def test_standalone_stream_refused_resumption_reopens_fresh(
     peer: tuple[FakeMCPServer, str],
 ) -> None:

@@ -82,7 +82,8 @@ class StreamableHTTPTransport:
             POST of a notification or response, the DELETE).
         sse_read_timeout: seconds a request's POST may wait for its answer to start, and
             an SSE stream may stay silent, before it counts as broken.
-        max_event_bytes: the largest SSE event accepted; a larger one fails its request.
+        max_event_bytes: the largest SSE event accepted; a larger one fails its request
+            (on the standalone GET stream, which answers none, it is skipped).
         max_response_bytes: the largest JSON body accepted; a larger one fails its request.
         reconnect_initial, reconnect_factor, reconnect_max: the backoff between attempts
             to resume a broken SSE stream (when the server sent no ``retry``), in seconds.

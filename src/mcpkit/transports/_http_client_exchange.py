@@ -277,8 +277,10 @@ class Exchanges:
 
     async def _listen(self, scope: anyio.CancelScope, opened: anyio.Event) -> None:
         """Keep the standalone GET stream open (``basic/transports.mdx`` "Listening for
-        Messages from the Server"): the server's requests and notifications arrive on it."""
-        parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
+        Messages from the Server"): the server's requests and notifications arrive on it.
+        It carries no answer to a request, so an event over the limit is skipped, not the
+        end of the stream (which a reconnection would only replay)."""
+        parser = SSEParser(max_event_bytes=self._t.max_event_bytes, skip_oversized=True)
         try:
             with scope:
                 await self._resumer().listen(parser, self._listened, opened=opened.set)

@@ -110,6 +110,9 @@ async def read_events(
     async def consume(chunk: bytes) -> bool:
         nonlocal delivered, stop
         for event in parser.feed(chunk):
+            if event.oversized:  # (a parser that skips them: the standalone stream's)
+                logger.warning("skipped an SSE event over max_event_bytes")
+                continue
             if event.event != "message" or not event.data:
                 continue  # other event types, and priming events (an id, empty data)
             delivered = True
