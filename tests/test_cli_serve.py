@@ -4,6 +4,7 @@ against the CLI in a subprocess."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -35,9 +36,11 @@ def anyio_backend() -> str:
 
 
 @contextmanager
-def serving(*args: str, argv: list[str] | None = None) -> Iterator[str]:
-    """Run ``mcpkit run examples/echo.py --port 0 ARGS`` (or ``argv``) and yield the URL it
-    announces."""
+def serving(
+    *args: str, argv: list[str] | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Run ``mcpkit run examples/echo.py --port 0 ARGS`` (or ``argv``; ``env``: added to
+    the environment) and yield the URL it announces."""
     if argv is None:
         argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
     process = subprocess.Popen(
@@ -47,6 +50,7 @@ def serving(*args: str, argv: list[str] | None = None) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, **(env or {})},
     )
     found: list[str] = []
     announced = threading.Event()
@@ -54,7 +58,7 @@ def serving(*args: str, argv: list[str] | None = None) -> Iterator[str]:
     def drain() -> None:
         assert process.stderr is not None
         for line in process.stderr:
-            match = re.search(r"mcpkit: serving .* on ((?:http|ws)://\S+)", line)
+            match = re.search(r"mcpkit: serving .* on ((?:https?|wss?)://\S+)", line)
             if match and not found:
                 found.append(match[1])
                 announced.set()

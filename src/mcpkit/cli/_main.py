@@ -176,6 +176,17 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="also accept this Origin, e.g. https://app.example.com (repeatable)",
     )
+    http.add_argument(
+        "--ssl-certfile",
+        metavar="FILE",
+        help="serve TLS only (https, wss) with this PEM certificate chain",
+    )
+    http.add_argument(
+        "--ssl-keyfile",
+        metavar="FILE",
+        help="its PEM private key, if not in the certificate file (the password of an "
+        "encrypted one: $MCPKIT_SSL_KEYFILE_PASSWORD)",
+    )
     run.add_argument(
         "--max-message-bytes",
         type=int,
@@ -233,6 +244,12 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError(str(exc)) from None
     if args.path is not None:
         options["path"] = args.path
+    if args.ssl_keyfile is not None and args.ssl_certfile is None:
+        raise CLIError("--ssl-keyfile needs --ssl-certfile")
+    if args.ssl_certfile is not None:
+        options["ssl_certfile"] = args.ssl_certfile
+        options["ssl_keyfile"] = args.ssl_keyfile
+        options["ssl_keyfile_password"] = os.environ.get("MCPKIT_SSL_KEYFILE_PASSWORD")
     if args.max_message_bytes is not None:
         # The app's own limit too: it applies first (a body, or a WebSocket message).
         limit = "max_message_bytes" if args.transport == "ws" else "max_body_bytes"
@@ -254,6 +271,8 @@ _HTTP_ONLY = (
     ("json_response", "--json-response"),
     ("allow_host", "--allow-host"),
     ("allow_origin", "--allow-origin"),
+    ("ssl_certfile", "--ssl-certfile"),
+    ("ssl_keyfile", "--ssl-keyfile"),
 )
 
 
@@ -350,6 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except TransportError as exc:  # e.g. the HTTP app's startup failed (logged)
             print(f"mcpkit: {exc}", file=sys.stderr)
             return 1
+        except LocalProtocolError:
+            raise  # a setting the server refused (a certificate, say): said below
         except Exception as exc:
             # Say, the server's lifespan raised: the served file's frames tell its author
             # why; mcpkit's, anyio's and asyncio's around them do not (all of it, when

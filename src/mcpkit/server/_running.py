@@ -217,6 +217,9 @@ class Running:
         host: str = "127.0.0.1",
         port: int = 8000,
         ready: Callable[[HttpServer], None] | None = None,
+        ssl_certfile: str | os.PathLike[str] | None = None,
+        ssl_keyfile: str | os.PathLike[str] | None = None,
+        ssl_keyfile_password: str | None = None,
         **options: Any,
     ) -> None:
         """Serve over HTTP with uvicorn until cancelled (asyncio only).
@@ -228,10 +231,14 @@ class Running:
             port: the port (0: any free port, reported to ``ready``).
             ready: called with the running server once it accepts connections (after
                 the lifespan's startup).
+            ssl_certfile, ssl_keyfile, ssl_keyfile_password: serve TLS only (HTTPS,
+                WSS) with this PEM certificate chain and key (see
+                :func:`mcpkit.transports.serve_http`).
             options: passed to the ASGI app (path, stateless, security, ...).
 
         Raises:
-            LocalProtocolError: unknown transport or option.
+            LocalProtocolError: unknown transport or option; a certificate or key that
+                cannot be loaded.
             OSError: the address cannot be bound.
         """
         from ..protocol import TransportSecurity
@@ -251,7 +258,16 @@ class Running:
                 close_all()
 
         # (serve_http gives uvicorn a WebSocket app's own frame limit.)
-        await serve_http(app, host=host, port=port, ready=ready, on_shutdown=on_shutdown)
+        await serve_http(
+            app,
+            host=host,
+            port=port,
+            ready=ready,
+            on_shutdown=on_shutdown,
+            ssl_certfile=ssl_certfile,
+            ssl_keyfile=ssl_keyfile,
+            ssl_keyfile_password=ssl_keyfile_password,
+        )
 
     def run(
         self,
@@ -270,7 +286,9 @@ class Running:
             backend: ``"asyncio"`` or ``"trio"`` (stdio only: uvicorn runs on asyncio).
             host: the address to bind for the HTTP transports.
             port: the port for the HTTP transports.
-            options: options of the HTTP transport's ASGI app.
+            options: options of the HTTP transport's ASGI app, and ``ssl_certfile``,
+                ``ssl_keyfile`` and ``ssl_keyfile_password`` to serve TLS (see
+                :meth:`serve_http`).
 
         Serving HTTP, it says where on stderr once it accepts connections
         (``mcpkit: serving Streamable HTTP on http://127.0.0.1:8000/mcp``).

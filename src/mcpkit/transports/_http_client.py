@@ -19,7 +19,7 @@ import contextlib
 import logging
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
@@ -52,6 +52,8 @@ from ._http_client_streams import (
 
 if HTTPX_IMPORT_ERROR is None:
     import httpx
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["StreamableHTTPChannel", "StreamableHTTPTransport"]
 
@@ -78,6 +80,9 @@ class StreamableHTTPTransport:
         http_client: an httpx client to use (and not close); one is created otherwise.
             Redirects are never followed, whatever it is configured to do: the session id
             must not reach another origin.
+        ssl_context: the TLS settings for ``https`` URLs, e.g. trusting a private CA:
+            ``ssl.create_default_context(cafile="ca.pem")``; ``None``: the system's
+            trust store. (Not used with ``http_client``, which has its own.)
         timeout: seconds for connecting and for each exchange that answers at once (the
             POST of a notification or response, the DELETE).
         sse_read_timeout: seconds a request's POST may wait for its answer to start, and
@@ -106,6 +111,7 @@ class StreamableHTTPTransport:
         *,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        ssl_context: ssl.SSLContext | None = None,
         timeout: float = 30.0,
         sse_read_timeout: float = 300.0,
         max_event_bytes: int = 16 * 1024 * 1024,
@@ -127,6 +133,7 @@ class StreamableHTTPTransport:
         self.url = url
         self.headers = checked_header_fields(headers)
         self.http_client = http_client
+        self.ssl_context = ssl_context
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout
         self.max_event_bytes = max_event_bytes
@@ -184,7 +191,7 @@ class StreamableHTTPChannel(Exchanges):
         if self._task_group is not None or self._closed:
             raise LocalProtocolError("a Streamable HTTP channel is opened only once")
         self._client = self._t.http_client or httpx.AsyncClient(
-            follow_redirects=False, timeout=self._short
+            follow_redirects=False, timeout=self._short, verify=self._t.ssl_context or True
         )
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()

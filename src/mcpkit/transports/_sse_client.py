@@ -38,6 +38,8 @@ from ._http_client_messages import (
 from ._http_client_streams import body_excerpt, iterate_body
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 __all__ = ["SSEChannel", "SSETransport"]
@@ -78,6 +80,9 @@ class SSETransport:
         max_event_bytes: largest accepted SSE event; a larger one is skipped (the call it
             answers fails, naming the limit) and the stream goes on.
         close_timeout: seconds closing may take before connections are abandoned.
+        ssl_context: the TLS settings for ``https`` URLs, e.g. trusting a private CA:
+            ``ssl.create_default_context(cafile="ca.pem")``; ``None``: the system's
+            trust store.
         http_client: an ``httpx.AsyncClient`` to use (the caller keeps ownership; its
             headers, auth and timeouts apply instead of the ones above).
 
@@ -99,6 +104,7 @@ class SSETransport:
         max_event_bytes: int = 16 * 1024 * 1024,
         close_timeout: float = 5.0,
         http_client: httpx.AsyncClient | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         _require_httpx()
         check_url(url)
@@ -111,6 +117,7 @@ class SSETransport:
         self.max_event_bytes = max_event_bytes
         self.close_timeout = close_timeout
         self.http_client = http_client
+        self.ssl_context = ssl_context
 
     def connect(self) -> SSEChannel:
         """Return the channel; entering it (``async with``) opens the stream."""
@@ -165,6 +172,7 @@ class SSEChannel:
             auth=t.auth,
             timeout=httpx.Timeout(t.timeout, read=t.sse_read_timeout),
             follow_redirects=False,
+            verify=t.ssl_context or True,
         )
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
@@ -282,10 +290,7 @@ class SSEChannel:
                 # The call it answers (named in its first bytes) fails with the reason,
                 # as over stdio; the others are unharmed.
                 message = FrameTooLarge(self._t.max_event_bytes, event.data)
-                self._peer_log.log(
-                    logger, logging.WARNING, "skipped an SSE event over max_event_bytes (%d)",
-                    self._t.max_event_bytes,
-                )  # fmt: skip
+                self._peer_log.log(logger, logging.WARNING, "skipped an SSE event too large")
             elif not event.data:  # an empty event is a keep-alive, not a message
                 return True
             if self._ready.is_set():

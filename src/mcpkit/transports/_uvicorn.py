@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import os
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
@@ -26,6 +27,7 @@ from ._uvicorn_support import (
     HttpServer,
     app_limit,
     bound_invalid_request_logs,
+    check_certificate,
     raise_open_files,
     startup_failed,
     unsent_bytes,
@@ -226,8 +228,12 @@ async def serve_http(
     log_level: str = "warning",
     ready: Callable[[HttpServer], None] | None = None,
     on_shutdown: Callable[[], None] | None = None,
+    ssl_certfile: str | os.PathLike[str] | None = None,
+    ssl_keyfile: str | os.PathLike[str] | None = None,
+    ssl_keyfile_password: str | None = None,
 ) -> None:
-    """Serve ``app`` with uvicorn until cancelled or stopped (asyncio only).
+    """Serve ``app`` with uvicorn until cancelled or stopped (asyncio only); over TLS
+    (HTTPS, WSS) with a certificate.
 
     Args:
         app: the ASGI application.
@@ -261,9 +267,15 @@ async def serve_http(
             app's lifespan startup has completed (never, when that startup fails).
         on_shutdown: called when shutdown begins, before the open connections get their
             grace period (5 s): to end long-lived streams gracefully.
+        ssl_certfile: a PEM file with the server's certificate chain (and its private
+            key, unless ``ssl_keyfile`` names another file): serve TLS only.
+        ssl_keyfile: a PEM file with the private key.
+        ssl_keyfile_password: the private key's password, if it is encrypted.
 
     Raises:
-        LocalProtocolError: a timeout that is not positive.
+        LocalProtocolError: a timeout that is not positive; a key without a certificate;
+            a certificate or key that cannot be loaded (missing, malformed, not a pair,
+            wrong password), before anything is bound.
         OSError: the address cannot be bound.
         mcpkit.exceptions.TransportError: uvicorn is not installed, or the app's lifespan
             startup failed.
@@ -272,6 +284,8 @@ async def serve_http(
         from ..exceptions import LocalProtocolError
 
         raise LocalProtocolError("header_timeout and write_timeout must be positive")
+    if ssl_certfile is not None or ssl_keyfile is not None or ssl_keyfile_password is not None:
+        check_certificate(ssl_certfile, ssl_keyfile, ssl_keyfile_password)
     try:
         import uvicorn
     except ImportError as exc:
@@ -322,6 +336,9 @@ async def serve_http(
         ws_max_size=ws_max_size,
         h11_max_incomplete_event_size=16 * 1024,
         timeout_graceful_shutdown=5,
+        ssl_certfile=ssl_certfile,
+        ssl_keyfile=ssl_keyfile,
+        ssl_keyfile_password=ssl_keyfile_password,
     )
     bound_invalid_request_logs()  # (after Config: it configures uvicorn's logging)
 
@@ -329,7 +346,8 @@ async def serve_http(
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started and ready is not None:
-                ready(HttpServer(self, host, sock.getsockname()[1], limit_concurrency))
+                port = sock.getsockname()[1]
+                ready(HttpServer(self, host, port, limit_concurrency, tls=ssl_certfile is not None))
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             if on_shutdown is not None:

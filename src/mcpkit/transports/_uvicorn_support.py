@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import struct
 from typing import Any, Final
 
@@ -26,6 +27,7 @@ __all__ = [
     "HttpServer",
     "app_limit",
     "bound_invalid_request_logs",
+    "check_certificate",
     "raise_open_files",
     "startup_failed",
     "unsent_bytes",
@@ -94,20 +96,28 @@ class HttpServer:
         host: the address it listens on.
         port: the port it listens on (the real one when 0 was asked for).
         limit_concurrency: the most connections and tasks it serves at once.
+        tls: whether it serves TLS (its URL is then ``https``).
     """
 
     def __init__(
-        self, server: Any, host: str, port: int, limit_concurrency: int | None = None
+        self,
+        server: Any,
+        host: str,
+        port: int,
+        limit_concurrency: int | None = None,
+        *,
+        tls: bool = False,
     ) -> None:
         self._server = server
         self.host = host
         self.port = port
         self.limit_concurrency = limit_concurrency
+        self.tls = tls
 
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     def stop(self) -> None:
         """Ask the server to shut down (it stops accepting, then finishes)."""
@@ -215,3 +225,37 @@ def unsent_bytes(transport: Any) -> int:
         except OSError:  # not supported for this socket here: the buffer alone
             pass
     return pending
+
+
+def check_certificate(
+    certfile: str | os.PathLike[str] | None,
+    keyfile: str | os.PathLike[str] | None,
+    password: str | None,
+) -> None:
+    """Load a server certificate and key as uvicorn will, so that what cannot be loaded
+    is refused with a clear error before anything is bound (uvicorn fails later, with
+    ``ssl``'s bare "[SSL] PEM lib").
+
+    Raises:
+        LocalProtocolError: a key or password without a certificate, or a certificate or
+            key that cannot be loaded.
+    """
+    import ssl
+
+    from ..exceptions import LocalProtocolError
+
+    if certfile is None:
+        raise LocalProtocolError("ssl_keyfile and ssl_keyfile_password need ssl_certfile")
+    for path in (certfile, keyfile):
+        if path is not None and not os.path.isfile(path):
+            raise LocalProtocolError(f"no such TLS certificate or key file: {os.fspath(path)!r}")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(certfile, keyfile, password)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        key = f" and key {os.fspath(keyfile)!r}" if keyfile is not None else ""
+        raise LocalProtocolError(
+            f"cannot load the TLS certificate {os.fspath(certfile)!r}{key}: {exc} (both "
+            "must be PEM, the key must match the certificate, and an encrypted key needs "
+            "its password)"
+        ) from None

@@ -22,6 +22,8 @@ from ..protocol import checked_header_fields
 from ..types._echo import one_line
 
 if TYPE_CHECKING:
+    import ssl
+
     from websockets.asyncio.client import ClientConnection as AsyncioConnection
     from websockets.exceptions import ConnectionClosed
     from websockets.trio.client import ClientConnection as TrioConnection
@@ -84,6 +86,9 @@ class WebSocketTransport:
             and the connection is closed (1011).
         ping_interval: seconds between keep-alive pings (``None``: none).
         ping_timeout: seconds to wait for a pong before the connection counts as broken.
+        ssl_context: the TLS settings for ``wss`` URLs, e.g. trusting a private CA:
+            ``ssl.create_default_context(cafile="ca.pem")``; ``None``: the system's
+            trust store.
 
     Raises:
         TransportError: websockets is not installed.
@@ -103,6 +108,7 @@ class WebSocketTransport:
         send_timeout: float = 60.0,
         ping_interval: float | None = 20.0,
         ping_timeout: float | None = 20.0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         _require_websockets()
         if not send_timeout > 0:
@@ -116,6 +122,7 @@ class WebSocketTransport:
         self.send_timeout = send_timeout
         self.ping_interval = ping_interval
         self.ping_timeout = ping_timeout
+        self.ssl_context = ssl_context
 
     def connect(self) -> WebSocketChannel:
         """Return the channel; entering it (``async with``) opens the connection."""
@@ -182,6 +189,8 @@ class WebSocketChannel:
                 close_timeout=t.close_timeout,
                 ping_interval=t.ping_interval,
                 ping_timeout=t.ping_timeout,
+                # (only for wss: websockets refuses an ssl argument for a ws:// URL)
+                **({} if t.ssl_context is None else {"ssl": t.ssl_context}),
             )
         except (InvalidURI, ValueError) as exc:  # a malformed URL (scheme, host, port)
             raise TransportError(f"cannot open a WebSocket to {t.url!r}: {exc}") from exc
