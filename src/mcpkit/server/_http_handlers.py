@@ -219,7 +219,7 @@ class _LeaveWatch:
     no session to ask again in), so the POST's session is ended, which cancels the
     handler, as leaving an SSE answer does. (Disconnection is no cancellation where the
     answer can still be delivered: ``basic/transports.mdx`` 2025-11-25, "Resumability".)
-    :meth:`start` is dispatch's ``on_suspend``: an instant handler costs nothing more."""
+    :meth:`start` is dispatch's ``on_suspend``: an instant handler starts no watcher."""
 
     __slots__ = ("_app", "_receive", "_scope", "_session")
 
