@@ -34,6 +34,8 @@ def test_readme_states_the_http_app_defaults() -> None:
     assert "replaces one idle for a minute or more" in stated
     assert app.session_evict_after == 60
     assert int(_stated(r"(\d+) minutes idle timeout", stated)) * 60 == app.session_idle_timeout
+    alone = _stated(r"([\d,]+) requests that\s+stand alone", stated).replace(",", "")
+    assert int(alone) == app.max_stateless_requests
     assert int(_stated(r"(\d+) MiB bodies", stated)) * 1024 * 1024 == app.max_body_bytes
     # "Host/Origin allowlist of loopback names"
     assert "allowlist of loopback names" in stated

@@ -17,6 +17,7 @@ import pytest
 from mcpkit.server import Server
 
 from ._httpserver import RunningServer, running_server
+from ._leakcheck import modern_body, modern_headers
 from ._mcphttp import JSON_HEADERS, RawSession, call, events, messages_of, notification, request
 
 pytestmark = pytest.mark.anyio
@@ -233,6 +234,50 @@ async def test_stateless_concurrent_posts() -> None:
         assert results == {100: "released stateless", **{rid: str(rid) for rid in range(30)}}
         assert not app.sessions
         assert http.run(lambda: app.wait_ended(LIMIT)) is None
+
+
+def standing_alone(modern: bool, rid: int, key: str) -> tuple[bytes, dict[str, str]]:
+    """A POST of the ``hold`` tool that stands alone: stateless, or 2026-07-28."""
+    if not modern:
+        return call(rid, "hold", key=key), {**JSON_HEADERS, "mcp-protocol-version": "2025-11-25"}
+    params = {"name": "hold", "arguments": {"key": key}}
+    return modern_body(rid, "tools/call", params), modern_headers("tools/call", "hold")
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["stateless", "2026-07-28"])
+async def test_requests_standing_alone_are_capped_app_wide(modern: bool) -> None:
+    """No session bounds them (max_in_flight is per session): the app does, with a 503
+    that says so, and serves again once one of them ends."""
+    app = SERVER.streamable_http_app(stateless=not modern, max_stateless_requests=2)
+    keys = [f"capped-{modern}-{n}" for n in range(3)]
+    with running_server(app) as http:
+        url = http.url + "/mcp"
+        async with httpx.AsyncClient(timeout=LIMIT) as client:
+            answers: dict[str, httpx.Response] = {}
+
+            async def post(key: str) -> None:
+                body, headers = standing_alone(modern, 1, key)
+                answers[key] = await client.post(url, content=body, headers=headers)
+
+            async with anyio.create_task_group() as tg:
+                for key in keys[:2]:
+                    tg.start_soon(post, key)
+                    await HOLDS.wait_started(key)
+                await post(keys[2])  # a third, refused at once
+                HOLDS.open(http, keys[0])
+                HOLDS.open(http, keys[1])
+            busy = answers[keys[2]]
+            assert busy.status_code == 503
+            assert busy.headers["retry-after"] == "1"
+            error = busy.json()["error"]
+            assert error["code"] == -32000
+            assert "serving 2 stateless requests" in error["message"]
+            assert [answers[key].status_code for key in keys[:2]] == [200, 200]
+            async with anyio.create_task_group() as tg:  # room again: served
+                tg.start_soon(post, keys[2])
+                await HOLDS.wait_started(keys[2])
+                HOLDS.open(http, keys[2])
+            assert answers[keys[2]].status_code == 200
 
 
 @pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])

@@ -34,6 +34,7 @@ __all__ = [
     "read_headers",
     "refuse_body",
     "respond",
+    "respond_busy",
     "respond_error",
 ]
 
@@ -169,6 +170,19 @@ async def respond_error(
     """Send an HTTP error status with a JSON-RPC error body that says what was wrong."""
     logger.debug("HTTP %d: %s", status, message)
     await respond(send, status, error_body(code, message, data), headers=headers)
+
+
+async def respond_busy(
+    send: Send, reason: str, *, retry_after: int, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    """503 with a JSON-RPC error (-32000, server busy) saying why, and ``Retry-After``."""
+    await respond_error(
+        send,
+        503,
+        f"Service Unavailable: {reason}",
+        code=ErrorCode.SERVER_BUSY,
+        headers=[*headers, (b"retry-after", b"%d" % retry_after)],
+    )
 
 
 async def refuse_media_type(

@@ -44,6 +44,7 @@ from ._asgi import (
     refuse_body,
     refuse_media_type,
     respond,
+    respond_busy,
     respond_error,
 )
 from ._asgi_sse import Sink, pump
@@ -254,13 +255,8 @@ class SSEApp:
         if not lifespan.running and not await started_or_refused(lifespan.pin, send):
             return
         if len(self.sessions) >= self.max_sessions:
-            await respond_error(
-                send,
-                503,
-                f"Service Unavailable: the server has {self.max_sessions} sessions open",
-                code=ErrorCode.SERVER_BUSY,
-                headers=[*cors, (b"retry-after", b"5")],
-            )
+            reason = f"the server has {self.max_sessions} sessions open"
+            await respond_busy(send, reason, retry_after=5, headers=cors)
             return
         sink = Sink(self.max_stream_buffer)
         session = LegacySession(self.server, new_session_id(), sink)

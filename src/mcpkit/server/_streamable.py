@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -39,7 +38,7 @@ from ._asgi import (
     respond,
     respond_error,
 )
-from ._http_session import HttpSession, session_deadline
+from ._http_session import HttpSession
 from ._lifespan import asgi_lifespan, started_or_refused
 from ._streamable_post import PassedHeaders, PassedKey, PostRoutes
 from ._streamable_routes import ALLOW as _ALLOW
@@ -85,6 +84,10 @@ class StreamableHTTPApp(PostRoutes):
             least ``session_evict_after`` seconds; else it gets 503.
         session_idle_timeout: seconds a session may go without requests or open streams
             before it is ended (``None``: never).
+        max_stateless_requests: most requests that stand alone (stateless mode, every
+            2026-07-28 request, ``subscriptions/listen`` streams included) served at once,
+            a bound the per-session ``max_in_flight`` cannot give them; past it a request
+            gets 503 and a JSON-RPC error (-32000) with ``Retry-After``. ``None``: none.
         session_evict_after: seconds a session must have been idle before a new
             session at the cap may take its place (``None``: never; its client gets 404
             and starts a new session, as clients must). A session with a request in
@@ -111,6 +114,7 @@ class StreamableHTTPApp(PostRoutes):
         event_store: EventStore | None = _DEFAULT,
         security: TransportSecurity | None = None,
         max_sessions: int = 1000,
+        max_stateless_requests: int | None = 1000,
         session_idle_timeout: float | None = 1800.0,
         session_evict_after: float | None = 60.0,
         max_body_bytes: int = 4 * 1024 * 1024,
@@ -124,6 +128,8 @@ class StreamableHTTPApp(PostRoutes):
             raise LocalProtocolError(f"path must start with '/': {path!r}")
         if max_sessions < 1 or max_body_bytes < 1 or max_header_bytes < 1:
             raise LocalProtocolError("max_sessions and the byte limits must be positive")
+        if max_stateless_requests is not None and max_stateless_requests < 1:
+            raise LocalProtocolError("max_stateless_requests must be None or positive")
         if session_evict_after is not None and not session_evict_after >= 0:
             raise LocalProtocolError("session_evict_after must be None or at least 0")
         self.server = server
@@ -135,6 +141,7 @@ class StreamableHTTPApp(PostRoutes):
         self.event_store: EventStore | None = event_store
         self.security = security or TransportSecurity()
         self.max_sessions = max_sessions
+        self.max_stateless_requests = max_stateless_requests
         self.session_idle_timeout = session_idle_timeout
         self.session_evict_after = session_evict_after
         self.max_body_bytes = max_body_bytes
@@ -297,23 +304,6 @@ class StreamableHTTPApp(PostRoutes):
         if self._tg is None:
             raise RuntimeError("the app's background task group is not running")
         return self._tg
-
-    async def _sweep_forever(self) -> None:
-        interval = session_deadline(self.session_idle_timeout)
-        if math.isinf(interval):
-            return
-        while True:
-            await anyio.sleep(interval)
-            self.sweep()
-
-    def drop(self, session: HttpSession) -> None:
-        """End one session."""
-        if session.id is not None:
-            self.sessions.pop(session.id, None)
-        if not session.ended.is_set():
-            self._ending.add(session)
-            session.on_end = self._ending.discard
-        session.close()
 
     # -- ASGI ------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import anyio.abc
 
 from ..protocol import (
     READY_HANDSHAKES,
+    BatchReceived,
     RequestReceived,
     ServerHandshake,
     accepts,
@@ -30,6 +31,7 @@ from ._asgi import (
     refuse_body,
     refuse_media_type,
     respond,
+    respond_busy,
     respond_error,
 )
 from ._http_handlers import handle_message
@@ -66,6 +68,7 @@ class PostRoutes(SessionRoutes):
         _token: EventLoopToken | None
         max_body_bytes: int
         body_timeout: float
+        max_stateless_requests: int | None
 
     async def _post(
         self,
@@ -234,6 +237,10 @@ class PostRoutes(SessionRoutes):
         connection = session.endpoint.connection
         connection.allow_batches = version == V2025_03_26
         event = connection.receive_message(body)
+        if isinstance(event, (RequestReceived, BatchReceived)) and await self.refused_busy(
+            send, cors
+        ):
+            return
         # But clients still begin with `initialize` (its answer carries the version and
         # capabilities): that one goes through a handshake of its own.
         if isinstance(event, RequestReceived) and event.method == "initialize":
@@ -249,6 +256,17 @@ class PostRoutes(SessionRoutes):
             self.sessionless.discard(session)
             if not session.close_idle():
                 self.drop(session)
+
+    async def refused_busy(self, send: Send, cors: list[Any]) -> bool:
+        """Refuse a request that stands alone (stateless, 2026-07-28) when
+        ``max_stateless_requests`` of them are being served: 503, -32000 and
+        ``Retry-After``. Returns whether it was refused."""
+        cap = self.max_stateless_requests
+        if cap is None or len(self.sessionless) < cap:
+            return False
+        reason = f"the server is serving {cap} stateless requests; retry later"
+        await respond_busy(send, reason, retry_after=1, headers=cors)
+        return True
 
     def remember_passed(self, key: PassedKey | None, cors: list[Any], version: str | None) -> None:
         """Remember that a POST's Host, Origin, Content-Type, Accept and handshake-era

@@ -8,6 +8,7 @@ and ``MCP-Protocol-Version`` checks they share with POST
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -15,11 +16,11 @@ import anyio.abc
 
 from ..aio import EventStore
 from ..protocol import MessageRejected, RequestReceived, accepts, new_session_id, valid_session_id
-from ..types import V2026_07_28, ErrorCode
+from ..types import V2026_07_28
 from ..types._echo import peer_text
-from ._asgi import Headers, Receive, Send, respond, respond_error
+from ._asgi import Headers, Receive, Send, respond, respond_busy, respond_error
 from ._http_handlers import handle_get, handle_message
-from ._http_session import HttpSession
+from ._http_session import HttpSession, session_deadline
 from ._http_streams import SESSION_GONE
 
 if TYPE_CHECKING:
@@ -57,9 +58,26 @@ class SessionRoutes:
         event_store: EventStore | None
         retry_ms: int | None
         _token: EventLoopToken | None
+        _ending: set[HttpSession]
 
-        def drop(self, session: HttpSession) -> None: ...
         async def _ensure_runner(self) -> anyio.abc.TaskGroup: ...
+
+    def drop(self, session: HttpSession) -> None:
+        """End one session."""
+        if session.id is not None:
+            self.sessions.pop(session.id, None)
+        if not session.ended.is_set():
+            self._ending.add(session)
+            session.on_end = self._ending.discard
+        session.close()
+
+    async def _sweep_forever(self) -> None:
+        interval = session_deadline(self.session_idle_timeout)
+        if math.isinf(interval):
+            return
+        while True:
+            await anyio.sleep(interval)
+            self.sweep()
 
     def sweep(self) -> int:
         """End sessions idle past the timeout; returns how many."""
@@ -216,13 +234,8 @@ class SessionRoutes:
         # (After the message is known to be an initialize: anything else is told what is
         # wrong with it, and no idle session is evicted for it.)
         if len(self.sessions) >= self.max_sessions and not self.make_room():
-            await respond_error(
-                send,
-                503,
-                f"Service Unavailable: the server has {self.max_sessions} sessions open",
-                code=ErrorCode.SERVER_BUSY,
-                headers=[*cors, (b"retry-after", b"5")],
-            )
+            reason = f"the server has {self.max_sessions} sessions open"
+            await respond_busy(send, reason, retry_after=5, headers=cors)
             return
         tg = await self._ensure_runner()
         session.start(tg, token=self._token)

@@ -248,7 +248,8 @@ async def serve_http(
         keepalive_timeout: seconds an idle keep-alive connection stays open.
         limit_concurrency: most connections and tasks at once (uvicorn's bare 503 beyond).
             ``None``: 1,000, or room for two connections per session when the app caps
-            its sessions (``max_sessions``) or connections (``max_connections``) at more
+            its sessions (``max_sessions``), requests standing alone
+            (``max_stateless_requests``) or connections (``max_connections``) at more
             than 468, so that the app's own cap, with its clear answer, is reached first
             (a legacy SSE session holds its stream and a POST at once). The process's
             open-file limit is raised to match where the hard limit allows.
@@ -320,7 +321,10 @@ async def serve_http(
         own = app_limit(app, "max_header_bytes")
         max_header_bytes = (own if own is not None else 16 * 1024) + 8 * 1024
     if limit_concurrency is None:
-        cap = app_limit(app, "max_sessions") or app_limit(app, "max_connections") or 0
+        cap = max(
+            app_limit(app, name) or 0
+            for name in ("max_sessions", "max_stateless_requests", "max_connections")
+        )
         limit_concurrency = max(1000, 2 * cap + 64)
         raise_open_files(limit_concurrency + 64)
     config = uvicorn.Config(
