@@ -259,3 +259,43 @@ async def test_websocket_url() -> None:
         async with Client(http.url.replace("http://", "ws://") + "/ws") as client:
             assert text(await client.call_tool("echo", {"text": "ws"})) == "ws"
             assert len(app.connections) == 1
+
+
+class Recording:
+    """Records the ``Authorization`` header of every HTTP request and WebSocket handshake."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.seen: list[tuple[str, bytes | None]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = dict(scope["headers"])
+            self.seen.append((scope.get("method", "WS"), headers.get(b"authorization")))
+        await self.app(scope, receive, send)
+
+
+@pytest.mark.usefixtures("websocket_client")
+@pytest.mark.parametrize("kind", ["http", "sse", "ws"])
+async def test_a_url_s_transports_send_the_client_s_headers(kind: str) -> None:
+    server = build_server()
+    makers: dict[str, Callable[[], ASGIApp]] = {
+        "http": server.streamable_http_app,
+        "sse": lambda: SSEApp(server),
+        "ws": lambda: WebSocketApp(server),
+    }
+    app = makers[kind]()
+    recording = Recording(app)
+    path = {"http": "/mcp", "sse": "/sse", "ws": "/ws"}[kind]
+    with running_server(recording) as http, anyio.fail_after(LIMIT):
+        url = http.url.replace("http://", "ws://" if kind == "ws" else "http://") + path
+        headers = {"Authorization": "Bearer t0ken"}
+        async with Client(url, era="handshake", headers=headers) as client:
+            assert text(await client.call_tool("echo", {"text": kind})) == kind
+    assert recording.seen
+    assert all(value == b"Bearer t0ken" for _, value in recording.seen), recording.seen
+
+
+async def test_url_options_need_a_url() -> None:
+    with pytest.raises(LocalProtocolError, match="are for a server URL"):
+        Client(build_server(), headers={"Authorization": "Bearer t"})

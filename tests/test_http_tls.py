@@ -89,6 +89,9 @@ async def test_streamable_http_over_tls(files: Files) -> None:
         async with Client(transport) as client:
             result = await client.call_tool("echo", {"text": "sealed"})
             assert result.content[0].text == "sealed"  # type: ignore[union-attr]
+        # The URL alone, with the context: the transports it picks use it.
+        async with Client(url, ssl_context=files.trusting()) as client:
+            assert (await client.call_tool("echo", {"text": "by url"})).content
         # Not trusted: refused at once, saying why; and no plain HTTP on that port.
         with pytest.raises(MessageNotDelivered, match="CERTIFICATE_VERIFY_FAILED"):
             async with Client(url):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import msgspec
@@ -34,7 +34,6 @@ from ..types import (
     RequestId,
     Tool,
 )
-from ..types._echo import one_line
 from ._cache import ResultCache
 from ._callbacks import (
     ClientHandlers,
@@ -47,7 +46,7 @@ from ._callbacks import (
 from ._handshake import Handshake
 from ._info import ServerInfo
 from ._inprocess import ClientTransport, Target, check_target, exit_reason, open_channel
-from ._lenient import lenient_decode
+from ._lenient import decode_result
 from ._listen import ListenMethods, ListenStream
 from ._methods import ClientMethods, Timeout
 from ._modern import Era, ModernServer, discover
@@ -56,7 +55,10 @@ from ._notes import CallbackRunner
 from ._serving import ServerFacing
 from ._stateless import Stateless
 from ._tool_checks import OutputChecks
-from ._urls import falls_back_to_sse, transports_for_url
+from ._urls import candidates_for, falls_back_to_sse, url_options
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["Client", "ClientTransport"]
 
@@ -132,6 +134,9 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             wait their turn here instead of being refused by the server (mcpkit servers
             answer -32000 beyond 100 in flight by default).
         limits: bounds on incoming messages.
+        headers, ssl_context: with a server URL, headers sent with every request (say,
+            ``Authorization``) and the TLS settings (say, trusting a private CA) of the
+            transports the URL picks.
 
     Raises:
         LocalProtocolError: an unsupported ``protocol_version`` or ``era``, bounds below
@@ -165,6 +170,8 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         tolerant: bool = False,
         max_concurrent_requests: int = 64,
         limits: Limits = DEFAULT_LIMITS,
+        headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         check_target(transport)
         if era not in ("auto", "handshake", *MODERN_VERSIONS):
@@ -179,6 +186,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         if max_concurrent_requests < 1 or max_input_rounds < 1:
             raise LocalProtocolError("max_concurrent_requests and max_input_rounds must be >= 1")
         self._transport = transport
+        self._url_options = url_options(transport, headers, ssl_context)
         #: Bumped by every session (initialize): callers that met one expiry renew once.
         self._generation = 0
         self._renewing = anyio.Lock()
@@ -247,7 +255,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
         # fast_acquire: a free slot is taken without a trip through the event loop.
         self._limiter = anyio.Semaphore(self._max_concurrent, fast_acquire=True)
         target, bound = self._transport, self.timeout
-        candidates = transports_for_url(target, bound) if isinstance(target, str) else [target]
+        candidates = candidates_for(target, bound, self._url_options)
         for index, candidate in enumerate(candidates):
             stack = contextlib.AsyncExitStack()
             await stack.__aenter__()
@@ -384,17 +392,7 @@ class Client(ServerFacing, ServerInfo, Handshake, Stateless, ListenMethods, Clie
             left = None if hard is None else max(hard - (time.monotonic() - started), 0)
             with anyio.move_on_after(left):
                 await callbacks.caught_up()
-        try:
-            result = msgspec.json.decode(raw, type=result_type)
-        except msgspec.ValidationError as exc:
-            try:
-                if not self.tolerant:
-                    raise
-                result = lenient_decode(msgspec.Raw(raw), result_type, method)
-            except msgspec.ValidationError:
-                raise RemoteProtocolError(
-                    f"invalid result for {method}: {one_line(str(exc))}"
-                ) from None
+        result = decode_result(raw, result_type, method, tolerant=self.tolerant)
         if keep is not None:
             keep()  # only a result that decoded is cached
         return result

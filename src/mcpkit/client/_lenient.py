@@ -17,7 +17,10 @@ import msgspec
 import msgspec.inspect as mi
 from msgspec import Raw
 
-__all__ = ["lenient_decode"]
+from ..exceptions import RemoteProtocolError
+from ..types._echo import one_line
+
+__all__ = ["decode_result", "lenient_decode"]
 
 logger = logging.getLogger("mcpkit.client")
 T = TypeVar("T")
@@ -88,3 +91,23 @@ def lenient_decode(raw: Raw, result_type: type[T], method: str) -> T:
     value = msgspec.convert(repaired, result_type, strict=False)
     logger.warning("tolerated a malformed result for %s from the server", method)
     return value
+
+
+def decode_result(raw: bytes, result_type: type[T], method: str, *, tolerant: bool) -> T:
+    """Decode a result into ``result_type``; ``tolerant``: repaired where it can be
+    (:func:`lenient_decode`).
+
+    Raises:
+        RemoteProtocolError: the result does not match ``result_type`` (beyond repair).
+    """
+    try:
+        return msgspec.json.decode(raw, type=result_type)
+    except msgspec.ValidationError as exc:
+        try:
+            if not tolerant:
+                raise
+            return lenient_decode(Raw(raw), result_type, method)
+        except msgspec.ValidationError:
+            raise RemoteProtocolError(
+                f"invalid result for {method}: {one_line(str(exc))}"
+            ) from None

@@ -8,15 +8,19 @@ stream whose first event is ``endpoint`` (the 2024-11-05 HTTP+SSE transport).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from ..exceptions import LocalProtocolError, MessageNotDelivered
 
 if TYPE_CHECKING:
-    from ._client import ClientTransport
+    import ssl
 
-__all__ = ["falls_back_to_sse", "transports_for_url"]
+    from ._client import ClientTransport
+    from ._inprocess import Target
+
+__all__ = ["candidates_for", "falls_back_to_sse", "transports_for_url", "url_options"]
 
 #: 4xx answers to the initialize POST that do not mean "not a Streamable HTTP endpoint":
 #: authentication and authorization (answered the same way by either transport), a slow
@@ -24,8 +28,14 @@ __all__ = ["falls_back_to_sse", "transports_for_url"]
 _NO_FALLBACK: Final = frozenset({401, 403, 408, 429})
 
 
-def transports_for_url(url: str, timeout: float | None = None) -> list[ClientTransport]:
-    """The transports to try, in order, for ``url``:
+def transports_for_url(
+    url: str,
+    timeout: float | None = None,
+    headers: Mapping[str, str] | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> list[ClientTransport]:
+    """The transports to try, in order, for ``url`` (each with ``headers`` on every
+    request and ``ssl_context`` for TLS):
 
     * ``http://`` and ``https://``: Streamable HTTP, then the legacy HTTP+SSE transport on
       the same URL (see :func:`falls_back_to_sse`);
@@ -36,7 +46,8 @@ def transports_for_url(url: str, timeout: float | None = None) -> list[ClientTra
     the ``initialize`` request that follows.
 
     Raises:
-        LocalProtocolError: the URL has another scheme or no host.
+        LocalProtocolError: the URL has another scheme or no host; a header no request
+            could carry.
         TransportError: the library the transport needs is not installed.
     """
     try:
@@ -51,19 +62,48 @@ def transports_for_url(url: str, timeout: float | None = None) -> list[ClientTra
         from ..transports import SSETransport, StreamableHTTPTransport
 
         # (Each checks the URL: an invalid IDNA host is a LocalProtocolError.)
-        sse = SSETransport(url)
+        sse = SSETransport(url, headers=headers, ssl_context=ssl_context)
         sse.endpoint_timeout = _shorter(sse.endpoint_timeout, timeout)
-        return [StreamableHTTPTransport(url), sse]
+        return [StreamableHTTPTransport(url, headers=headers, ssl_context=ssl_context), sse]
     if scheme in ("ws", "wss"):
         from ..transports import WebSocketTransport
 
-        ws = WebSocketTransport(url)
+        ws = WebSocketTransport(url, headers=headers, ssl_context=ssl_context)
         ws.open_timeout = _shorter(ws.open_timeout, timeout)
         return [ws]
     raise LocalProtocolError(
         f"cannot pick a transport for {url!r}: use an http(s):// or ws(s):// URL, "
         "or pass a transport (e.g. StdioTransport)"
     )
+
+
+#: What a server URL's transports are made with: headers, a TLS context.
+URLOptions = tuple["Mapping[str, str] | None", "ssl.SSLContext | None"]
+
+
+def url_options(
+    target: object, headers: Mapping[str, str] | None, ssl_context: ssl.SSLContext | None
+) -> URLOptions:
+    """``Client(..., headers=, ssl_context=)``, which only a server URL can use.
+
+    Raises:
+        LocalProtocolError: either is given with a target that is not a URL.
+    """
+    if (headers is not None or ssl_context is not None) and not isinstance(target, str):
+        raise LocalProtocolError(
+            "headers= and ssl_context= are for a server URL: give them to the transport"
+        )
+    return headers, ssl_context
+
+
+def candidates_for(
+    target: Target | str, timeout: float | None, options: URLOptions
+) -> list[Target]:
+    """The transports to try for ``target``: itself, or those a URL picks (made with
+    ``options``, from :func:`url_options`)."""
+    if not isinstance(target, str):
+        return [target]
+    return list(transports_for_url(target, timeout, *options))
 
 
 def _shorter(default: float, timeout: float | None) -> float:
