@@ -208,6 +208,14 @@ TRANSPORTS: Final = {
         ({"X-Colon:": "x"}, "invalid header name"),
         ({"": "x"}, "invalid header name"),
         ({"X-Count": 5}, "must be a str"),
+        # What the transport sets itself: a stale session id would go out with a new
+        # session's initialize, a Content-Type or Accept clash with its own.
+        ({"Mcp-Session-Id": "abc"}, "header Mcp-Session-Id: the transport sets it"),
+        ({"mcp-protocol-version": "2025-11-25"}, "the transport sets it"),
+        ({"Content-Type": "text/plain"}, "the transport sets it"),
+        ({"ACCEPT": "*/*"}, "the transport sets it"),
+        ({"Last-Event-ID": "1"}, "the transport sets it"),
+        ({"Content-Length": "5"}, "the transport sets it"),
         ({"Authorization": "Bearer a.b-c_d~e+f/g=", "X-Tab": "a\tb c"}, None),
     ],
 )

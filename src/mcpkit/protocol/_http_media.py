@@ -170,18 +170,44 @@ def _parse_range(element: str) -> _Range | None:
     return rtype, rsub, params, 1.0 if q is None else q
 
 
+#: Header fields a client transport sets itself (message framing, content negotiation,
+#: MCP's own), lower-case: a caller's value would clash with the transport's, or send
+#: a stale session id or version with a new session's first request.
+TRANSPORT_FIELDS: Final = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "content-type",
+        "last-event-id",
+        "mcp-method",
+        "mcp-name",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "sec-websocket-protocol",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+
+
 def checked_header_fields(headers: Mapping[str, str] | None) -> dict[str, str]:
     """Header fields to send with every request, checked once, when they are given: each
-    name an RFC 9110 token, each value a string of visible ASCII, spaces and tabs
-    (section 5.5; non-ASCII text has to be encoded first, as RFC 8187 does).
+    name an RFC 9110 token and none the transport sets itself (:data:`TRANSPORT_FIELDS`),
+    each value a string of visible ASCII, spaces and tabs (section 5.5; non-ASCII text
+    has to be encoded first, as RFC 8187 does).
 
     Raises:
-        LocalProtocolError: a name or value that no request could carry, named.
+        LocalProtocolError: a name or value that no request could carry, or a field the
+            transport sets, named.
     """
     fields = dict(headers or {})
     for name, value in fields.items():
         if not isinstance(name, str) or not _FIELD_NAME.fullmatch(name):
             raise LocalProtocolError(f"invalid header name {name!r}: not an RFC 9110 token")
+        if name.lower() in TRANSPORT_FIELDS:
+            raise LocalProtocolError(f"header {name}: the transport sets it, not the caller")
         if not isinstance(value, str):
             raise LocalProtocolError(f"header {name}: the value must be a str, not {value!r}")
         if _FIELD_VALUE_CONTROL.search(value) or not value.isascii():
