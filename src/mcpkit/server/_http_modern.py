@@ -229,7 +229,8 @@ async def post_modern(
         )
         await respond(send, 400, reply or b"", headers=cors)
         return
-    if await app.refused_busy(send, cors):
+    if app.stateless_busy():
+        await app.refuse_busy(send, cors)
         return
     tg = await app._ensure_runner()
     session.start(tg, token=app._token)

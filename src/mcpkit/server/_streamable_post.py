@@ -237,9 +237,8 @@ class PostRoutes(SessionRoutes):
         connection = session.endpoint.connection
         connection.allow_batches = version == V2025_03_26
         event = connection.receive_message(body)
-        if isinstance(event, (RequestReceived, BatchReceived)) and await self.refused_busy(
-            send, cors
-        ):
+        if self.stateless_busy() and isinstance(event, (RequestReceived, BatchReceived)):
+            await self.refuse_busy(send, cors)
             return
         # But clients still begin with `initialize` (its answer carries the version and
         # capabilities): that one goes through a handshake of its own.
@@ -257,16 +256,17 @@ class PostRoutes(SessionRoutes):
             if not session.close_idle():
                 self.drop(session)
 
-    async def refused_busy(self, send: Send, cors: list[Any]) -> bool:
-        """Refuse a request that stands alone (stateless, 2026-07-28) when
-        ``max_stateless_requests`` of them are being served: 503, -32000 and
-        ``Retry-After``. Returns whether it was refused."""
+    def stateless_busy(self) -> bool:
+        """Whether ``max_stateless_requests`` requests that stand alone (stateless,
+        2026-07-28) are being served: another is refused (:meth:`refuse_busy`). (Not a
+        coroutine: it runs for every such POST.)"""
         cap = self.max_stateless_requests
-        if cap is None or len(self.sessionless) < cap:
-            return False
-        reason = f"the server is serving {cap} stateless requests; retry later"
-        await respond_busy(send, reason, retry_after=1, headers=cors)
-        return True
+        return cap is not None and len(self.sessionless) >= cap
+
+    async def refuse_busy(self, send: Send, cors: list[Any]) -> None:
+        """503, -32000 and ``Retry-After`` for a request that stands alone, past the cap."""
+        reason = f"the server is serving {self.max_stateless_requests} stateless requests"
+        await respond_busy(send, f"{reason}; retry later", retry_after=1, headers=cors)
 
     def remember_passed(self, key: PassedKey | None, cors: list[Any], version: str | None) -> None:
         """Remember that a POST's Host, Origin, Content-Type, Accept and handshake-era
