@@ -466,9 +466,12 @@ def chunked_streams(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
     return stream, [stream[a:b] for a, b in pairwise(bounds)]
 
 
-def run(chunks: list[bytes], limit: int) -> tuple[list[SSEEvent], str, int | None, bool]:
-    """Events until a failure, last id, retry, and whether the limit was hit."""
-    parser = SSEParser(max_event_bytes=limit)
+def run(
+    chunks: list[bytes], limit: int, *, skip: bool = False
+) -> tuple[list[SSEEvent], str, int | None, bool]:
+    """Events until a failure, last id, retry, and whether the limit was hit (``skip``:
+    a parser that skips oversized events, which never fails)."""
+    parser = SSEParser(max_event_bytes=limit, skip_oversized=skip)
     out: list[SSEEvent] = []
     try:
         for chunk in chunks:
@@ -503,26 +506,20 @@ def test_limit_outcome_does_not_depend_on_chunking(
     assert run(chunks, limit) == run([stream], limit)
 
 
-def run_skipping(chunks: list[bytes], limit: int) -> tuple[list[SSEEvent], str, int | None]:
-    parser = SSEParser(max_event_bytes=limit, skip_oversized=True)
-    out = feed_all(parser, chunks)
-    assert parser.close() == []
-    return out, parser.last_event_id, parser.retry
-
-
 @given(chunked_streams(), st.integers(min_value=1, max_value=24))
 @settings(max_examples=500)
 def test_skipping_does_not_depend_on_chunking(
     sample: tuple[bytes, list[bytes]], limit: int
 ) -> None:
     stream, chunks = sample
-    whole = run_skipping([stream], limit)
-    assert run_skipping(chunks, limit) == whole
-    assert run_skipping([bytes([b]) for b in stream], limit) == whole
+    whole = run([stream], limit, skip=True)
+    assert not whole[3]
+    assert run(chunks, limit, skip=True) == whole
+    assert run([bytes([b]) for b in stream], limit, skip=True) == whole
     # Below the limit, the same events as a parser that fails on it.
     failing = run([stream], limit)
     if not failing[3]:
-        assert whole == failing[:3]
+        assert whole == failing
     assert all(len(e.data) <= OVERSIZED_HEAD for e in whole[0] if e.oversized)
 
 
