@@ -119,12 +119,16 @@ class InputRound:
         self,
         sealer: RequestStateSealer,
         method: str,
-        target: str,
-        arguments: str,
+        params: Any,
+        binding: tuple[str, str] | None,
         answers: dict[str, Any],
     ) -> None:
         self._sealer = sealer
-        self._binding = (method, target, arguments)
+        self._method = method
+        self._params = params
+        # (target, arguments digest): computed when first needed, since most requests
+        # never ask for input (a digest of the arguments on every 2026-07-28 call).
+        self._bound = binding
         self.answers = answers
         self._asked: set[str] = set()
         self._counter = 0
@@ -139,17 +143,15 @@ class InputRound:
         Raises:
             RPCError: -32602, the state is invalid (see :meth:`RequestStateSealer.open`).
         """
-        target, arguments = binding_of(method, params)
         responses = params.input_responses
         responses = {} if responses is UNSET else responses
-        answers: dict[str, Any]
         if params.request_state is UNSET:
-            answers = dict(responses)
-        else:
-            state: SealedState = await sealer.open(params.request_state, method, target, arguments)
-            answers = dict(state.answers)
-            answers.update((k, responses[k]) for k in state.pending if k in responses)
-        return cls(sealer, method, target, arguments, answers)
+            return cls(sealer, method, params, None, dict(responses))
+        target, arguments = binding_of(method, params)
+        state: SealedState = await sealer.open(params.request_state, method, target, arguments)
+        answers = dict(state.answers)
+        answers.update((k, responses[k]) for k in state.pending if k in responses)
+        return cls(sealer, method, params, (target, arguments), answers)
 
     def key_for(self, request: InputRequest[Any]) -> str:
         """The key of ``request`` in this run.
@@ -196,9 +198,9 @@ class InputRound:
         Raises:
             RPCError: -32603, the state would exceed the sealer's size bound.
         """
-        method, target, arguments = self._binding
+        target, arguments = self._bound or binding_of(self._method, self._params)
         state = self._sealer.new_state(
-            method, target, arguments, list(required.requests), self.answers
+            self._method, target, arguments, list(required.requests), self.answers
         )
         requests = {
             key: {"method": request.method, "params": _params(request.params)}
