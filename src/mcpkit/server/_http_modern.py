@@ -17,7 +17,6 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
-import anyio.lowlevel
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -176,11 +175,6 @@ def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Hea
 
 async def _until_woken_or_gone(exchange: ModernExchange, receive: Receive) -> bool:
     """Wait for the handler's first message or its end; False if the client left first."""
-    # An instant handler (the common case) has answered once its task had a first step:
-    # no watcher task and task group for it (they cost more than the rest of the POST).
-    await anyio.lowlevel.checkpoint()
-    if exchange.wake.is_set():
-        return True
     gone = False
     async with anyio.create_task_group() as tg:
 
@@ -271,8 +265,7 @@ async def post_modern(
     finally:
         session.exchanges.discard(exchange)
         app.sessionless.discard(session)
-        if not session.close_idle():  # (at once, without a task, when nothing runs)
-            app.drop(session)  # cancels what still runs: a closed stream is a cancellation
+        app.drop(session)  # cancels what still runs: a closed stream is a cancellation
 
 
 class _Probe(msgspec.Struct):
