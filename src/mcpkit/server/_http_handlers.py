@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.lowlevel
 
-from ..aio import Flag, detached_context
+from ..aio import Flag
 from ..protocol import (
     BatchReceived,
     Event,
@@ -21,7 +21,6 @@ from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, error_body, respond, respond_error
 from ._asgi_sse import Sink, pump
 from ._http_streams import SESSION_GONE, SHUTTING_DOWN, Exchange
-from ._logbridge import current_request
 
 if TYPE_CHECKING:
     from ._http_session import HttpSession
@@ -231,9 +230,7 @@ class _LeaveWatch:
 
     def start(self) -> None:
         self._scope = scope = anyio.CancelScope()
-        context = detached_context()  # (not the handler's: see _SseExchange.open_stream)
-        context.run(current_request.set, None)
-        context.run(self._app._running().start_soon, self._watch, scope)
+        self._app.start_detached(self._watch, scope)
 
     async def _watch(self, scope: anyio.CancelScope) -> None:
         with scope:
@@ -285,11 +282,7 @@ class _SseExchange(Exchange):
         headers = _headers(self._app, self.session, self._cors, self._new_session)
         self.writing = done = Flag()
         self._scope = scope = anyio.CancelScope()
-        # Not in the handler's context: the writer's keep-alive timers would hold the
-        # request's objects (route, context) until due, long after the stream ended.
-        context = detached_context()
-        context.run(current_request.set, None)
-        context.run(self._app._running().start_soon, self._write, headers, done, scope)
+        self._app.start_detached(self._write, headers, done, scope)
 
     async def _write(self, headers: list[Any], done: Flag, scope: anyio.CancelScope) -> None:
         app, session = self._app, self.session

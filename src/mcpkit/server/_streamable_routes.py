@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio.abc
 
-from ..aio import EventStore
+from ..aio import EventStore, detached_context
 from ..protocol import MessageRejected, RequestReceived, accepts, new_session_id, valid_session_id
 from ..types import V2026_07_28
 from ..types._echo import peer_text
@@ -22,6 +23,7 @@ from ._asgi import Headers, Receive, Send, respond, respond_busy, respond_error
 from ._http_handlers import handle_get, handle_message
 from ._http_session import HttpSession, session_deadline
 from ._http_streams import SESSION_GONE
+from ._logbridge import current_request
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
@@ -61,6 +63,22 @@ class SessionRoutes:
         _ending: set[HttpSession]
 
         async def _ensure_runner(self) -> anyio.abc.TaskGroup: ...
+
+        def _running(self) -> anyio.abc.TaskGroup: ...
+
+    def start_detached(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+        """Start ``fn(*args)`` in the app's task group from a request's handler or POST,
+        but not as part of that request: in a copy of the context without its reply route
+        and log target. (A task inherits its creator's context, and every timer it arms
+        keeps a snapshot of it until due: a stream writer's keep-alive timers would hold
+        the request's route, context and session long after the request ended.)
+
+        Raises:
+            RuntimeError: the app's task group is not running.
+        """
+        context = detached_context()
+        context.run(current_request.set, None)
+        context.run(self._running().start_soon, fn, *args)
 
     def drop(self, session: HttpSession) -> None:
         """End one session."""
