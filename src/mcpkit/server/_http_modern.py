@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
-import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ..aio import Flag
 from ..protocol import (
     NAMED_METHODS,
     MessageRejected,
@@ -32,7 +32,7 @@ from ..protocol import (
 from ..types import META_PROTOCOL_VERSION, ErrorCode
 from ..types._echo import peer_text
 from ._asgi import Headers, Receive, Send, respond, respond_error
-from ._asgi_sse import Sink, pump
+from ._http_modern_reply import Reply
 from ._http_session import HttpSession
 from ._http_streams import SHUTTING_DOWN, Exchange
 from ._modern import is_modern
@@ -52,11 +52,6 @@ __all__ = [
 
 logger = logging.getLogger("mcpkit.server.http")
 
-_SSE_HEADERS: Final = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
-]
 _BAD_REQUEST_CODES: Final = frozenset(
     {
         ErrorCode.INVALID_PARAMS,
@@ -112,8 +107,8 @@ class ModernExchange(Exchange):
     __slots__ = ("wake",)
 
     def __init__(self, session: HttpSession, protocol_version: str | None) -> None:
-        super().__init__(session, sse=True, protocol_version=protocol_version)
-        self.wake = anyio.Event()
+        Exchange.__init__(self, session, True, protocol_version)  # (positional: see Exchange)
+        self.wake = Flag()  # (an anyio.Event costs a backend lookup per POST)
 
     async def send(self, message: bytes) -> None:
         await super().send(message)
@@ -173,24 +168,6 @@ def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Hea
     return request_header_problem(event.method, params, mcp, mirrored)
 
 
-async def _until_woken_or_gone(exchange: ModernExchange, receive: Receive) -> bool:
-    """Wait for the handler's first message or its end; False if the client left first."""
-    gone = False
-    async with anyio.create_task_group() as tg:
-
-        async def watch() -> None:
-            nonlocal gone
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone = True
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(watch)
-        await exchange.wake.wait()
-        tg.cancel_scope.cancel()
-    return not gone
-
-
 async def post_modern(
     app: StreamableHTTPApp,
     body: bytes,
@@ -232,15 +209,19 @@ async def post_modern(
     if app.stateless_busy():
         await app.refuse_busy(send, cors)
         return
-    tg = await app._ensure_runner()
-    session.start(tg, token=app._token)
+    tg = app._tg or await app._ensure_runner()
+    session.start(tg, app._loop, app._token)
     exchange = ModernExchange(session, version)
     session.exchanges.add(exchange)
     app.sessionless.add(session)
+    answer = Reply(app, exchange, receive, send, cors)
     try:
-        exchange.expect(await session.endpoint.dispatch(event, exchange))
-        if not await _until_woken_or_gone(exchange, receive):
-            return  # closing the response cancels the request: the session ends below
+        count = await session.endpoint.dispatch(
+            event, exchange, inline=True, on_suspend=answer.follow
+        )
+        exchange.expect(count)
+        if not await answer.settle():
+            return  # answered, or the client left (then the session ends below)
         if exchange.done.is_set() and not exchange.early:
             [response] = exchange.responses or [b""]
             if not response and session.closed:
@@ -255,17 +236,13 @@ async def post_modern(
             else:
                 await respond(send, status_for(response), response, headers=cors)
             return
-        stream = session.new_stream()
-        sink = Sink(app.max_stream_buffer)
-        await exchange.start_stream(stream, sink, prime=False)
-        await send(
-            {"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]}
-        )
-        await pump(sink, send, receive, keepalive=app.keepalive, on_gone=lambda: None)
+        await answer.stream()
     finally:
+        answer.stop()
         session.exchanges.discard(exchange)
         app.sessionless.discard(session)
-        app.drop(session)  # cancels what still runs: a closed stream is a cancellation
+        if not session.close_idle():  # (at once, without a task, when nothing runs)
+            app.drop(session)  # cancels what still runs: a closed stream is a cancellation
 
 
 class _Probe(msgspec.Struct):
