@@ -8,7 +8,7 @@ stream whose first event is ``endpoint`` (the 2024-11-05 HTTP+SSE transport).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
@@ -98,12 +98,12 @@ def url_options(
 
 def candidates_for(
     target: Target | str, timeout: float | None, options: URLOptions
-) -> list[Target]:
+) -> Sequence[Target]:
     """The transports to try for ``target``: itself, or those a URL picks (made with
     ``options``, from :func:`url_options`)."""
     if not isinstance(target, str):
-        return [target]
-    return list(transports_for_url(target, timeout, *options))
+        return (target,)
+    return transports_for_url(target, timeout, *options)
 
 
 def _shorter(default: float, timeout: float | None) -> float:
