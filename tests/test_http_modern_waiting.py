@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import AsyncGenerator, Iterator
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing, asynccontextmanager
 from typing import Any, Final, cast
 
 import anyio
@@ -31,7 +31,6 @@ from ._wire import MODERN, meta
 
 LIMIT: Final = 15.0
 URL: Final = "http://127.0.0.1/mcp"
-STREAMING = threading.Event()
 GO = threading.Event()
 CANCELLED = threading.Event()
 
@@ -73,7 +72,6 @@ def build() -> Server:
         """Waits, logs, then waits until cancelled."""
         await anyio.lowlevel.checkpoint()
         await ctx.info("streaming")
-        STREAMING.set()
         try:
             await anyio.sleep(LIMIT * 2)
         except anyio.get_cancelled_exc_class():
@@ -150,6 +148,23 @@ async def test_messages_between_waits_make_a_stream_with_all_of_them(
         check_json(response, "done")
 
 
+@asynccontextmanager
+async def streamed(
+    client: httpx.AsyncClient, http: RunningServer, tool: str
+) -> AsyncIterator[AsyncGenerator[str, None]]:
+    """Call ``tool`` (asking for info logs), expect an SSE answer and yield its lines;
+    the response is closed on leaving."""
+    built = client.build_request("POST", http.url + "/mcp", **request(tool, {}, log_level="info"))
+    response = await client.send(built, stream=True)
+    try:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        lines = cast(AsyncGenerator[str, None], response.aiter_lines())
+        async with aclosing(lines):
+            yield lines
+    finally:
+        await response.aclose()
+
+
 async def first_data(lines: AsyncGenerator[str, None]) -> Any:
     """The next SSE ``data`` line's message."""
     async for line in lines:
@@ -164,20 +179,15 @@ async def test_a_stream_opened_while_the_handler_waits_carries_everything_after(
 ) -> None:
     GO.clear()
     with anyio.fail_after(LIMIT):
-        async with httpx.AsyncClient(timeout=LIMIT) as client:
-            built = client.build_request(
-                "POST", http.url + "/mcp", **request("talks_when_told", {}, log_level="info")
-            )
-            response = await client.send(built, stream=True)
-            assert response.headers["content-type"].startswith("text/event-stream")
-            lines = cast(AsyncGenerator[str, None], response.aiter_lines())
-            async with aclosing(lines):
-                assert (await first_data(lines))["params"]["data"] == "first"
-                GO.set()  # the handler goes on while its stream is open
-                assert (await first_data(lines))["params"]["data"] == "second"
-                assert (await first_data(lines))["result"]["content"][0]["text"] == "done"
-                assert [line async for line in lines if line.startswith("data:")] == []
-            await response.aclose()
+        async with (
+            httpx.AsyncClient(timeout=LIMIT) as client,
+            streamed(client, http, "talks_when_told") as lines,
+        ):
+            assert (await first_data(lines))["params"]["data"] == "first"
+            GO.set()  # the handler goes on while its stream is open
+            assert (await first_data(lines))["params"]["data"] == "second"
+            assert (await first_data(lines))["result"]["content"][0]["text"] == "done"
+            assert [line async for line in lines if line.startswith("data:")] == []
         await until(lambda: settled(http, APP))
 
 
@@ -185,19 +195,14 @@ async def test_a_stream_opened_while_the_handler_waits_carries_everything_after(
 async def test_closing_the_stream_after_its_first_message_cancels_the_request(
     http: RunningServer,
 ) -> None:
-    STREAMING.clear()
     CANCELLED.clear()
     with anyio.fail_after(LIMIT):
-        async with httpx.AsyncClient(timeout=LIMIT) as client:
-            built = client.build_request(
-                "POST", http.url + "/mcp", **request("talks_then_hangs", {}, log_level="info")
-            )
-            response = await client.send(built, stream=True)
-            assert response.headers["content-type"].startswith("text/event-stream")
-            lines = cast(AsyncGenerator[str, None], response.aiter_lines())
-            async with aclosing(lines):
-                assert (await first_data(lines))["params"]["data"] == "streaming"
-            await response.aclose()  # the client gives up: the connection closes
+        async with (
+            httpx.AsyncClient(timeout=LIMIT) as client,
+            streamed(client, http, "talks_then_hangs") as lines,
+        ):
+            # (then the client gives up: the response, and so the connection, is closed)
+            assert (await first_data(lines))["params"]["data"] == "streaming"
         assert await anyio.to_thread.run_sync(CANCELLED.wait, LIMIT)
         await until(lambda: settled(http, APP))  # the one-request session is gone too
 

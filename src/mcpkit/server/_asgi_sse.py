@@ -6,13 +6,22 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
+from typing import Final
 
 import anyio
 
 from ..protocol import encode_comment
 from ._asgi import Receive, Send
 
-__all__ = ["Sink", "pump"]
+__all__ = ["SSE_HEADERS", "Sink", "pump"]
+
+#: The headers of every SSE response (``text/event-stream``; proxies must neither cache
+#: nor transform it, and reverse proxies must not buffer it).
+SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
 
 logger = logging.getLogger("mcpkit.server.http")
 

@@ -19,7 +19,7 @@ from ..protocol import (
 )
 from ..types import ErrorCode
 from ._asgi import Headers, Receive, Send, error_body, respond, respond_error
-from ._asgi_sse import Sink, pump
+from ._asgi_sse import SSE_HEADERS, Sink, pump
 from ._http_streams import SESSION_GONE, SHUTTING_DOWN, Exchange
 
 if TYPE_CHECKING:
@@ -31,12 +31,6 @@ __all__ = ["handle_get", "handle_message"]
 logger = logging.getLogger("mcpkit.server.http")
 
 _JSON_TYPE: Final = (b"content-type", b"application/json")
-_SSE_HEADERS: Final = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    # Reverse proxies (nginx) buffer responses unless told not to; SSE must flow.
-    (b"x-accel-buffering", b"no"),
-]
 
 
 def _json_answer(
@@ -205,7 +199,7 @@ async def _stream(
     stream = session.new_stream()
     sink = Sink(app.max_stream_buffer)
     await exchange.start_stream(stream, sink, prime=session.primes)
-    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *headers]})
+    await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
     delivered = await pump(
         sink, send, receive, keepalive=app.keepalive, on_gone=lambda: stream.detach(sink)
     )
@@ -362,7 +356,7 @@ async def handle_get(
                 if message is not None:
                     sink.put(encode_event(message, id=event_id))
             stream.attach(sink)
-    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]})
+    await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *cors]})
     delivered = await pump(
         sink, send, receive, keepalive=app.keepalive, on_gone=lambda: stream.detach(sink)
     )

@@ -6,13 +6,13 @@ at the handler's first message; closing that stream cancels the request
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..aio import Flag
 from ._asgi import Receive, Send
-from ._asgi_sse import Sink, pump
+from ._asgi_sse import SSE_HEADERS, Sink, pump
 
 if TYPE_CHECKING:
     from ._http_modern import ModernExchange
@@ -21,12 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["Reply"]
 
 logger = logging.getLogger("mcpkit.server.http")
-
-_SSE_HEADERS: Final = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
-]
 
 
 async def _until_woken_or_gone(exchange: ModernExchange, receive: Receive) -> bool:
@@ -140,7 +134,7 @@ class Reply:
         exchange, app, send = self._exchange, self._app, self._send
         sink = Sink(app.max_stream_buffer)
         await exchange.start_stream(exchange.session.new_stream(), sink, prime=False)
-        headers = [*_SSE_HEADERS, *self._cors]
+        headers = [*SSE_HEADERS, *self._cors]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         return await pump(sink, send, self._receive, keepalive=app.keepalive, on_gone=_nothing)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
 import anyio
@@ -47,7 +47,7 @@ from ._asgi import (
     respond_busy,
     respond_error,
 )
-from ._asgi_sse import Sink, pump
+from ._asgi_sse import SSE_HEADERS, Sink, pump
 from ._lifespan import asgi_lifespan, started_or_refused
 from ._session import ServerSession
 from ._sse_session import LegacySession
@@ -58,12 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["SSEApp"]
 
 logger = logging.getLogger("mcpkit.server.http")
-
-_SSE_HEADERS: Final = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),  # reverse proxies must not buffer the stream
-]
 
 
 class SSEApp:
@@ -264,7 +258,7 @@ class SSEApp:
         self.server.sessions.add(session.server_session)
         try:
             await send(
-                {"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *cors]}
+                {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *cors]}
             )
             # 2024-11-05: "the server MUST send an endpoint event containing a URI for the
             # client to use for sending messages".
