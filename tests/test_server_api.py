@@ -9,6 +9,7 @@ import dataclasses
 import enum
 import json
 import threading
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypedDict
@@ -745,12 +746,36 @@ def test_resources_that_could_never_be_read_are_refused(uri: str, fn: Any, why: 
 
 async def test_template_variables_bind_as_declared() -> None:
     server = Server("templates")
-    server.resource("res://list/{x*}")(_raw)
+    with pytest.warns(UserWarning, match="stops at '/'"):
+        server.resource("res://list/{x*}")(_raw)
     server.resource("res://q/{a}{?b}")(_maybe)
     async with connect_memory(server, era="handshake") as c:
         assert (await c.read_resource("res://list/a,b")).contents[0].text == "a,b"
         assert (await c.read_resource("res://q/x?b=y")).contents[0].text == "xy"
         assert (await c.read_resource("res://q/x")).contents[0].text == "xNone"
+
+
+async def test_a_wildcard_style_template_warns_and_reserved_expansion_spans_segments() -> None:
+    # FastMCP's {path*} matches across '/'; in RFC 6570 it is the explode modifier and a
+    # simple value stops at '/': said at registration, with the template that works.
+    server = Server("paths")
+    with pytest.warns(UserWarning, match=r"\{path\*\} of 'files://\{path\*\}'.*use \{\+path\}"):
+        server.resource("files://{path*}")(_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none of these warns
+        server.resource("tree://{+path}")(_path)
+        server.resource("segments:{/path*}")(_path)
+        server.resource("query://q{?path*}")(_path)
+    async with connect_memory(server, era="handshake") as c:
+        assert (await c.read_resource("tree://a/b/c.txt")).contents[0].text == "a/b/c.txt"
+        assert (await c.read_resource("segments:/a/b")).contents[0].text == "a/b"
+        with pytest.raises(RPCError, match="not found"):
+            await c.read_resource("files://a/b")
+        assert (await c.read_resource("files://a")).contents[0].text == "a"
+
+
+def _path(path: str) -> str:
+    return path
 
 
 async def test_python_logging_is_forwarded_during_requests() -> None:

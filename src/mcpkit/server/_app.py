@@ -211,6 +211,11 @@ class Server(AppHandlers, LowLevelServer):
         or data (a dict, a list, a struct, a dataclass), read as JSON text
         (``application/json`` unless ``mime_type`` says otherwise).
 
+        A value stops at '/', '?' and '#' (``{id}``); one that spans path segments takes
+        reserved expansion: ``files://{+path}`` reads ``files://a/b.txt`` with
+        ``path="a/b.txt"`` (a ``{path*}`` template, FastMCP's wildcard, warns: in RFC
+        6570 it still stops at '/').
+
         Template values arrive percent-decoded: ``notes://{name}`` read as
         ``notes://..%2F..%2Fetc%2Fpasswd`` gives ``name="../../etc/passwd"``. A function
         that builds a file path from one must check it (or serve files with

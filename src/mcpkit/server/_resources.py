@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,8 @@ from ._signature import ArgumentError, FunctionSchema, function_schema
 
 #: A scheme and its colon, then anything but whitespace (RFC 3986 section 3.1).
 _ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*\Z")
+#: A simple expression (no operator) of one exploded variable: ``{path*}``.
+_SIMPLE_EXPLODED = re.compile(r"\{([A-Za-z0-9_%][A-Za-z0-9_%.]*)\*\}")
 
 __all__ = ["ResourceRegistry", "to_contents"]
 
@@ -123,6 +126,15 @@ class ResourceRegistry:
                         f"the template variable {{{param.name}*}} of {uri!r} is matched as one "
                         f"string: declare {schema.name!r}'s parameter {param.name!r} as str"
                     )
+            for name in _SIMPLE_EXPLODED.findall(uri):
+                # FastMCP reads {path*} as a wildcard across '/'; in RFC 6570 it is the
+                # explode modifier, and a simple value stops at '/' either way.
+                warnings.warn(
+                    f"the template variable {{{name}*}} of {uri!r} stops at '/' as {{{name}}} "
+                    f"does (RFC 6570 explode, not a wildcard); for a value across path "
+                    f"segments use {{+{name}}}",
+                    stacklevel=3,  # (the decorated function: add, register, its caller)
+                )
             if uri in self._templates:
                 raise LocalProtocolError(f"a resource template {uri!r} is already registered")
             template = ResourceTemplate(uri_template=uri, **common)
