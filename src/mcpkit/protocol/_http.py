@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ..exceptions import LocalProtocolError
 from ._http_media import _MEMO_LIMIT, accepts, media_type
@@ -151,9 +151,13 @@ class TransportSecurity:
         "_hosts",
         "_origin_verdicts",
         "_origins",
+        "_reported",
         "allowed_hosts",
         "allowed_origins",
     )
+
+    #: How many distinct refused Host and Origin values a policy reports (first_refusal).
+    report_limit: ClassVar[int] = 32
 
     def __init__(
         self,
@@ -169,6 +173,7 @@ class TransportSecurity:
         self._any_origin, self._origins, urls = _compile(origins, _parse_origin, "origin")
         self._host_verdicts: dict[str | bytes | None, bool] = {}
         self._origin_verdicts: dict[str | bytes, bool] = {}
+        self._reported: set[tuple[str, str | bytes | None]] = set()
         #: The normalised host allowlist (``name:*`` is shown as ``name``).
         self.allowed_hosts: tuple[str, ...] = names
         #: The normalised origin allowlist.
@@ -238,6 +243,21 @@ class TransportSecurity:
             verdict = key is not None and (self._any_origin or _matches(self._origins, key))
             _remember(self._origin_verdicts, origin, verdict)
         return verdict
+
+    def first_refusal(self, kind: str, value: str | bytes | None) -> bool:
+        """Whether a refused ``kind`` ("host", "origin") ``value`` is refused for the first
+        time under this policy, among the first :attr:`report_limit` distinct ones: so
+        that the server reports each once, and a scan cannot flood its log."""
+        key = (kind, value)
+        if key in self._reported or len(self._reported) >= self.report_limit:
+            return False
+        self._reported.add(key)
+        return True
+
+    @property
+    def reports_ended(self) -> bool:
+        """Whether :meth:`first_refusal` has said yes for the last time."""
+        return len(self._reported) >= self.report_limit
 
     def __repr__(self) -> str:
         return (

@@ -15,7 +15,7 @@ from typing import Any, Final, NamedTuple
 import anyio
 
 from ..aio._inline import resume
-from ..protocol import TransportSecurity, encode_error, media_type
+from ..protocol import encode_error, media_type
 from ..types import ErrorCode
 from ..types._echo import peer_text
 
@@ -26,7 +26,6 @@ __all__ = [
     "Refusal",
     "Scope",
     "Send",
-    "check_security",
     "cors_headers",
     "is_json",
     "path_matches",
@@ -199,28 +198,6 @@ async def refuse_media_type(
     await respond_error(
         send, 415, "Unsupported Media Type: POST bodies must be application/json", headers=cors
     )
-
-
-def check_security(
-    security: TransportSecurity, headers: Headers, *, host_status: int = 421
-) -> tuple[int, str] | None:
-    """Apply DNS-rebinding protection; returns ``(status, reason)`` to refuse with.
-
-    A Host outside the allowlist gets 421 Misdirected Request (RFC 9110 15.5.20: this
-    server does not answer for that name), or ``host_status`` (403: a binding with one
-    refusal status); a present but unlisted Origin gets 403 (``basic/transports.mdx``
-    2025-11-25, "Security Warning").
-    """
-    host = headers.get(b"host")
-    if b"host" in headers.duplicated or not security.host_allowed(host):
-        shown = "(none)" if host is None else peer_text(host.decode("latin-1"))
-        phrase = "Misdirected Request" if host_status == 421 else "Forbidden"
-        return host_status, f"{phrase}: host {shown} is not allowed"
-    origin = headers.get(b"origin")
-    if b"origin" in headers.duplicated or not security.origin_allowed(origin):
-        shown = peer_text((origin or b"").decode("latin-1"))
-        return 403, f"Forbidden: origin {shown} is not allowed"
-    return None
 
 
 def cors_headers(headers: Headers) -> list[tuple[bytes, bytes]]:

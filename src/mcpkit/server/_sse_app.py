@@ -38,7 +38,6 @@ from ._asgi import (
     Receive,
     Scope,
     Send,
-    check_security,
     cors_headers,
     read_body,
     refuse_body,
@@ -48,6 +47,7 @@ from ._asgi import (
     respond_error,
 )
 from ._asgi_sse import SSE_HEADERS, Sink, pump
+from ._http_security import check_security
 from ._lifespan import asgi_lifespan, started_or_refused
 from ._session import ServerSession
 from ._sse_session import LegacySession

@@ -32,12 +32,12 @@ from ._asgi import (
     Receive,
     Scope,
     Send,
-    check_security,
     cors_headers,
     path_matches,
     respond,
     respond_error,
 )
+from ._http_security import check_security
 from ._http_session import HttpSession
 from ._lifespan import asgi_lifespan, started_or_refused
 from ._streamable_post import PassedHeaders, PassedKey, PostRoutes

@@ -24,11 +24,11 @@ from ._asgi import (
     Receive,
     Scope,
     Send,
-    check_security,
     error_body,
     path_matches,
     respond_error,
 )
+from ._http_security import check_security
 from ._lifespan import asgi_lifespan
 from ._session import ServerSession
 

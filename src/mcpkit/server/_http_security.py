@@ -1,0 +1,58 @@
+"""DNS-rebinding protection on every HTTP-based transport: the Host and Origin checks,
+and saying in the server's log why a request was refused (2025-11-25
+``basic/transports.mdx``, "Security Warning": servers MUST validate the Origin header)."""
+
+from __future__ import annotations
+
+import logging
+
+from ..protocol import TransportSecurity
+from ..types._echo import peer_text
+from ._asgi import Headers
+
+__all__ = ["check_security"]
+
+logger = logging.getLogger("mcpkit.server.http")
+
+
+def check_security(
+    security: TransportSecurity, headers: Headers, *, host_status: int = 421
+) -> tuple[int, str] | None:
+    """Apply DNS-rebinding protection; returns ``(status, reason)`` to refuse with.
+
+    A Host outside the allowlist gets 421 Misdirected Request (RFC 9110 15.5.20: this
+    server does not answer for that name), or ``host_status`` (403: a binding with one
+    refusal status); a present but unlisted Origin gets 403 (``basic/transports.mdx``
+    2025-11-25, "Security Warning"). The first refusals of each value are logged with the
+    setting that would allow it: behind a proxy or on a public name, every request is
+    refused until the operator lists the name, and the client alone hears why.
+    """
+    host = headers.get(b"host")
+    if b"host" in headers.duplicated or not security.host_allowed(host):
+        shown = "(none)" if host is None else peer_text(host.decode("latin-1"))
+        phrase = "Misdirected Request" if host_status == 421 else "Forbidden"
+        _report(security, "host", host, shown)
+        return host_status, f"{phrase}: host {shown} is not allowed"
+    origin = headers.get(b"origin")
+    if b"origin" in headers.duplicated or not security.origin_allowed(origin):
+        shown = peer_text((origin or b"").decode("latin-1"))
+        _report(security, "origin", origin, shown)
+        return 403, f"Forbidden: origin {shown} is not allowed"
+    return None
+
+
+def _report(security: TransportSecurity, kind: str, value: bytes | None, shown: str) -> None:
+    if not security.first_refusal(kind, value):
+        return
+    allowed = security.allowed_hosts if kind == "host" else security.allowed_origins
+    logger.warning(
+        "refused a request with %s %s (allowed: %s); if clients reach this server by it, "
+        "add it with TransportSecurity(allowed_%ss=[...]) or `mcpkit run --allow-%s VALUE` "
+        "(DNS-rebinding protection)%s",
+        kind,
+        shown,
+        ", ".join(allowed) or "none",
+        kind,
+        kind,
+        "; further refusals are not logged" if security.reports_ended else "",
+    )
