@@ -31,18 +31,19 @@ def check_security(
     if b"host" in headers.duplicated or not security.host_allowed(host):
         shown = "(none)" if host is None else peer_text(host.decode("latin-1"))
         phrase = "Misdirected Request" if host_status == 421 else "Forbidden"
-        _report(security, "host", host, shown)
+        _report(security, "host", shown)
         return host_status, f"{phrase}: host {shown} is not allowed"
     origin = headers.get(b"origin")
     if b"origin" in headers.duplicated or not security.origin_allowed(origin):
         shown = peer_text((origin or b"").decode("latin-1"))
-        _report(security, "origin", origin, shown)
+        _report(security, "origin", shown)
         return 403, f"Forbidden: origin {shown} is not allowed"
     return None
 
 
-def _report(security: TransportSecurity, kind: str, value: bytes | None, shown: str) -> None:
-    if not security.first_refusal(kind, value):
+def _report(security: TransportSecurity, kind: str, shown: str) -> None:
+    # (keyed by the shown text, which is cut short: 32 long values hold little memory)
+    if not security.first_refusal(kind, shown):
         return
     allowed = security.allowed_hosts if kind == "host" else security.allowed_origins
     logger.warning(
