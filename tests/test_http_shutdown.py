@@ -1,13 +1,16 @@
 """A server shutting down (``close_all()``, which ``mcpkit run`` and ``serve_http`` call
 when shutdown begins) with requests still running: each is answered at once with a clear
-503, never left hanging until the ASGI server's grace period ends (then a bare 500) nor
-answered 404 (which sends a client off to open a new session with a server going away)."""
+error (a 503 for a JSON answer, the last event of a streamed one), never left hanging until
+the ASGI server's grace period ends (then a bare 500), cut off a stream without an answer
+(the client then retried a server going away), nor answered 404 (which sends a client off
+to open a new session with a server going away)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from mcpkit.client import Client
@@ -15,7 +18,8 @@ from mcpkit.exceptions import MCPError
 from mcpkit.server import Server, StreamableHTTPApp
 
 from ._http_testserver import Gates
-from ._httpserver import running_server
+from ._httpserver import RunningServer, running_server
+from ._mcphttp import RawSession, call, messages_of
 
 pytestmark = pytest.mark.anyio
 
@@ -38,47 +42,114 @@ def blocking_server(gates: Gates) -> Server:
         await anyio.sleep_forever()
         return "never"
 
+    @server.tool()
+    async def stubborn() -> str:
+        """Signal that it runs (and has to wait: the answer is a stream), then ignore its
+        cancellation until the test lets it go."""
+        gates.open("stubborn")
+        while True:
+            try:
+                await gates.wait("let go")
+            except anyio.get_cancelled_exc_class():
+                gates.open("cancelled")
+                continue  # (misbehaving on purpose)
+            return "late"
+
     return server
 
 
-# (mode, app options, client era, what the pending call fails with). A JSON answer
-# becomes the 503; on a stream the answer cannot: the stream ends, and the client says so
-# at once (resuming it finds the session gone).
-MODES: list[tuple[str, dict[str, Any], str, str]] = [
-    ("2026-07-28", {}, "2026-07-28", SHUTTING_DOWN),
-    ("stateful json", {"json_response": True}, "handshake", SHUTTING_DOWN),
-    ("stateless json", {"json_response": True, "stateless": True}, "handshake", SHUTTING_DOWN),
-    ("stateful sse", {}, "handshake", "the server ended the session while answering"),
-    (
-        "stateless sse",
-        {"stateless": True},
-        "handshake",
-        "the server closed the response stream before answering",
-    ),
+# (mode, app options, client era). A JSON answer becomes the 503 with the reason; an
+# answer on an SSE stream becomes the same JSON-RPC error, the stream's last event (it was
+# cut without one: the client then said the session had ended, or, the server being gone,
+# that resuming the stream failed, seconds later).
+MODES: list[tuple[str, dict[str, Any], str]] = [
+    ("2026-07-28", {}, "2026-07-28"),
+    ("stateful json", {"json_response": True}, "handshake"),
+    ("stateless json", {"json_response": True, "stateless": True}, "handshake"),
+    ("stateful sse", {}, "handshake"),
+    ("stateless sse", {"stateless": True}, "handshake"),
 ]
 
 
-@pytest.mark.parametrize(
-    ("options", "era", "expected"), [m[1:] for m in MODES], ids=[m[0] for m in MODES]
-)
+@pytest.mark.parametrize(("options", "era"), [m[1:] for m in MODES], ids=[m[0] for m in MODES])
 async def test_a_running_request_fails_at_once_when_the_server_shuts_down(
-    options: dict[str, Any], era: str, expected: str
+    options: dict[str, Any], era: str
 ) -> None:
     gates = Gates()
     app = StreamableHTTPApp(blocking_server(gates), **options)
     with running_server(app) as http, anyio.fail_after(LIMIT):
-        async with Client(http.url + "/mcp", era=era) as client:  # type: ignore[arg-type]
-            failure: list[BaseException] = []
+        failure = await shut_down_during(http, app, gates, era, "block", {"key": "started"})
+        assert SHUTTING_DOWN in str(failure)
 
-            async def call() -> None:
-                try:
-                    await client.call_tool("block", {"key": "started"}, timeout=LIMIT)
-                except MCPError as exc:
-                    failure.append(exc)
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(call)
-                await gates.wait("started")
-                http.call(app.close_all)
-        assert len(failure) == 1
-        assert expected in str(failure[0])
+async def shut_down_during(
+    http: RunningServer,
+    app: StreamableHTTPApp,
+    gates: Gates,
+    era: str,
+    tool: str,
+    arguments: dict[str, Any],
+) -> MCPError:
+    """Call ``tool``, shut the app down once its gate (named by the ``key`` argument, or
+    the tool) is open, and return what the call failed with."""
+    async with Client(http.url + "/mcp", era=era) as client:  # type: ignore[arg-type]
+        failure: list[MCPError] = []
+
+        async def call() -> None:
+            try:
+                await client.call_tool(tool, arguments, timeout=LIMIT)
+            except MCPError as exc:
+                failure.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await gates.wait(arguments.get("key", tool))
+            http.call(app.close_all)
+    [error] = failure
+    return error
+
+
+async def test_a_handler_ignoring_its_cancellation_still_gets_its_stream_answered() -> None:
+    # Its answer is given once the session's end has waited out the handler (the
+    # endpoint's stop grace), rather than left off a stream that then ends; the
+    # handler's late result goes nowhere.
+    gates = Gates()
+    app = StreamableHTTPApp(blocking_server(gates))
+    with running_server(app) as http:
+        try:
+            with anyio.fail_after(LIMIT):
+                failure = await shut_down_during(http, app, gates, "handshake", "stubborn", {})
+            assert gates.get("cancelled").is_set()  # (it was, and went on)
+            assert SHUTTING_DOWN in str(failure)
+        finally:
+            gates.open("let go")  # (before the server stops: it waits for the handler)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_in_process_a_streamed_answer_ends_with_the_shutdown_error(backend: str) -> None:
+    # On trio every handler has a task (and cancel scope) of its own, on asyncio the
+    # POST's; either way its stream's last event answers the request.
+    gates = Gates()
+    app = StreamableHTTPApp(blocking_server(gates))
+
+    async def main() -> None:
+        with anyio.fail_after(LIMIT):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, timeout=LIMIT) as http:
+                session = RawSession(http, "http://127.0.0.1/mcp")
+                await session.open()
+                answers: list[httpx.Response] = []
+
+                async def send() -> None:
+                    answers.append(await session.post(call(7, "block", key="k")))
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(send)
+                    await gates.wait("k")
+                    app.close_all()
+        [response] = answers
+        assert response.headers["content-type"].startswith("text/event-stream")
+        [answer] = [m for m in messages_of(response) if m.get("id") == 7]
+        assert answer["error"] == {"code": -32603, "message": SHUTTING_DOWN}
+
+    anyio.run(main, backend=backend)

@@ -32,6 +32,7 @@ from ..protocol import DEFAULT_LIMITS, EMPTY_TABLE, Connection, Limits
 from ..types import RequestId
 from ._calls import NotificationHandler, RequestGate, RequestHandler, _Waiter
 from ._channel import MessageChannel
+from ._farewell import Farewell
 from ._flag import Flag
 from ._inbound import Inbound
 from ._inline import InlineHandler
@@ -57,7 +58,7 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-class Endpoint(Inbound, Outbound):
+class Endpoint(Inbound, Outbound, Farewell):
     """One side of a JSON-RPC connection, running over a channel.
 
     Use as an async context manager (entered and exited in the same task), or call

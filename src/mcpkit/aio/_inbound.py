@@ -78,11 +78,13 @@ class Inbound(InlineRunner, SoonQueue):
         _idle: anyio.Event | None
         _handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler]
         _routes: dict[RequestId, ReplyRoute]
+        _farewells: dict[RequestId, bytes | None]
         _loop: asyncio.AbstractEventLoop | None
         _receiving: anyio.CancelScope | None
         _peer_log: PeerLogLimiter
 
         def _fail_pending(self) -> None: ...
+        def _parting(self, rid: RequestId) -> bytes | None: ...
 
         def _settle(
             self, rid: RequestId, *, result: Raw | None = None, error: BaseException | None = None
@@ -242,15 +244,15 @@ class Inbound(InlineRunner, SoonQueue):
             return self._refuse(request, ErrorCode.SERVER_BUSY, reason, busy)
         if inline and self._loop is not None:
             return request
+        if route is not None:  # for _reap and answer_in_flight (inline: the handler's own)
+            if self._routes is EMPTY_TABLE:
+                self._routes = {}
+            self._routes[request.id] = route
         if self._loop is not None:
             # On asyncio a plain task costs a fraction of an anyio task plus cancel scope,
             # and this is paid per request. It is still structured: tracked here, cancelled
             # by a peer's notifications/cancelled, and cancelled and awaited on close.
             self._handlers[request.id] = self._loop.create_task(self._run_handler(request))
-            if route is not None:
-                if self._routes is EMPTY_TABLE:
-                    self._routes = {}
-                self._routes[request.id] = route  # for _reap
             return None
         assert self._task_group is not None
         scope = anyio.CancelScope()
@@ -281,7 +283,7 @@ class Inbound(InlineRunner, SoonQueue):
                 if scope.cancelled_caught:
                     # Cancelled by the peer: no response is sent (basic/utilities/
                     # cancellation), though a batch it belonged to may now be complete.
-                    data = self.connection.discard(rid)
+                    data = self._parting(rid)
             else:
                 try:
                     try:
@@ -304,7 +306,7 @@ class Inbound(InlineRunner, SoonQueue):
                         uncancel = getattr(asyncio.current_task(), "uncancel", None)
                         if uncancel is not None:  # Python 3.11+: keep the cancel count honest
                             uncancel()
-                        data = self.connection.discard(rid)
+                        data = self._parting(rid)
             # The answer (written here, not in a coroutine of its own: one coroutine less
             # on every request's path).
             request.answered = True
@@ -327,6 +329,8 @@ class Inbound(InlineRunner, SoonQueue):
         already answered (exactly one response per request: a second is logged, never sent).
         """
         rid = request.id
+        if self._farewells and rid in self._farewells:  # (answered: see answer_in_flight)
+            return self._farewells.pop(rid)
         try:
             if isinstance(exc, RPCError):
                 return self.connection.send_error(rid, exc.code, exc.message, exc.data)
@@ -350,7 +354,7 @@ class Inbound(InlineRunner, SoonQueue):
 
     def _reap(self, rid: RequestId, task: asyncio.Task[None]) -> None:
         if self._handlers.get(rid) is task:
-            data = self.connection.discard(rid)
+            data = self._parting(rid)
             route = self._routes.get(rid)
             self._handler_done(rid)
             if (data is not None or route is not None) and self._task_group is not None:
@@ -375,6 +379,8 @@ class Inbound(InlineRunner, SoonQueue):
         """The answer carrying a handler's result; ``None`` when the request was already
         answered (a second answer is logged, never sent)."""
         rid = request.id
+        if self._farewells and rid in self._farewells:  # (answered: see answer_in_flight)
+            return self._farewells.pop(rid)
         try:
             try:
                 return self.connection.send_result(rid, result)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 
-from ._route import _CURRENT
+from ._route import _CURRENT, ReplyRoute
 
 if TYPE_CHECKING:
     from ..types import RequestId
@@ -42,6 +42,7 @@ class InlineHandler:
     #: and most handlers never wait).
     task: asyncio.Task[Any] | None = None
     ours = False  # the endpoint (not the task's owner) cancelled it
+    route: ReplyRoute | None = None  # where its answer goes (see Endpoint.answer_in_flight)
     done = False
     _stopped: anyio.Event | None = None  # made only if someone waits
 
@@ -110,6 +111,7 @@ class InlineRunner:
         self, request: InboundRequest, on_suspend: Callable[[], None] | None
     ) -> None:
         handler = self._handlers[request.id] = InlineHandler()
+        handler.route = request.route
         token = _CURRENT.set(request.route)
         try:
             coro = self._run_handler(request, True)

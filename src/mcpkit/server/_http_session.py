@@ -15,8 +15,8 @@ import anyio.lowlevel
 from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import EMPTY_TABLE, FrameTooLarge, ServerHandshake
-from ..types import V2025_11_25
-from ._http_streams import Exchange, SseStream, is_request
+from ..types import V2025_11_25, ErrorCode, RequestId
+from ._http_streams import SHUTTING_DOWN, Exchange, SseStream, is_request
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -119,6 +119,7 @@ class HttpSession:
     # A stateless session is never swept for idleness (it ends with its POST): it reads
     # no clock for this.
     last_active = 0.0
+    _farewelled: dict[RequestId, Exchange] = EMPTY_TABLE  # see part()
 
     def __init__(
         self,
@@ -208,6 +209,17 @@ class HttpSession:
         else:
             self._task_group.start_soon(self._finish)
 
+    def part(self) -> None:
+        """Before :meth:`close` at a shutdown: the requests whose answers stream to a
+        connected client are answered "the server is shutting down" (-32603,
+        :data:`SHUTTING_DOWN`), which ends their streams once :meth:`close` has cancelled
+        their handlers. (Cut without an answer, a stream left the client retrying a server
+        going away, only to report that the answer never came; a JSON answer becomes the
+        same error with HTTP 503.) Other requests end as :meth:`close` ends them."""
+        code, message = ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
+        routes = self.endpoint.answer_in_flight(code, message, _streams_to_a_client)
+        self._farewelled = {rid: r for rid, r in routes.items() if isinstance(r, Exchange)}
+
     def close_idle(self) -> bool:
         """Close at once, without a task, if nothing runs in the session (no handler, no
         pending call, no stored events to drop): the end of a stateless POST's session.
@@ -226,6 +238,11 @@ class HttpSession:
     async def _finish(self) -> None:
         try:
             await self.endpoint.detach()
+            for rid, exchange in self._farewelled.items():
+                answer = self.endpoint.undelivered(rid)
+                if answer is not None:  # its handler ignored its cancellation
+                    await exchange.finish(answer)
+                exchange.abort()
             if self.store is not None and self.id is not None:
                 with anyio.CancelScope(shield=True):
                     await self.store.close_session(self.key)
@@ -238,15 +255,19 @@ class HttpSession:
             self.on_end(self)
 
     def _release(self) -> None:
+        parting = self._farewelled.values()  # (their streams end with their answers: see part)
         if self.exchanges:
             for exchange in list(self.exchanges):
-                exchange.abort()
+                if exchange not in parting:
+                    exchange.abort()
             self.exchanges.clear()
         if self._standalone is not None:
             self._standalone.end()
         if self.streams:
+            kept = {exchange.stream for exchange in parting}
             for stream in self.streams.values():
-                stream.end()
+                if stream not in kept:
+                    stream.end()
             self.streams.clear()
             self._delivered.clear()
 
@@ -311,3 +332,10 @@ def session_deadline(idle_timeout: float | None) -> float:
     if idle_timeout is None or math.isinf(idle_timeout):
         return math.inf
     return max(0.05, min(idle_timeout / 4, 30.0))
+
+
+def _streams_to_a_client(route: object) -> bool:
+    """Whether a request's answer goes down an SSE stream with a client connected."""
+    return (
+        isinstance(route, Exchange) and route.stream is not None and route.stream.sink is not None
+    )

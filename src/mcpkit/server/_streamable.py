@@ -220,6 +220,8 @@ class StreamableHTTPApp(PostRoutes):
                 # the session itself once the result is out; bounded for a stuck client.
                 self._tg.start_soon(self._drop_after_grace, session)
             else:
+                if grace:  # a shutdown: answers still streaming say so
+                    session.part()
                 self.drop(session)
 
     async def _drop_after_grace(self, session: HttpSession) -> None:
