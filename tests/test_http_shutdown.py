@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from mcpkit.client import Client
-from mcpkit.exceptions import MCPError
+from mcpkit.exceptions import MCPError, RPCError
 from mcpkit.server import Server, StreamableHTTPApp
 
 from ._http_testserver import Gates
@@ -58,10 +58,11 @@ def blocking_server(gates: Gates) -> Server:
     return server
 
 
-# (mode, app options, client era). A JSON answer becomes the 503 with the reason; an
-# answer on an SSE stream becomes the same JSON-RPC error, the stream's last event (it was
-# cut without one: the client then said the session had ended, or, the server being gone,
-# that resuming the stream failed, seconds later).
+# (mode, app options, client era). A JSON answer becomes the 503 with the request's
+# JSON-RPC error (it had no id: the client reported a failed delivery); an answer on an
+# SSE stream becomes the same error, the stream's last event (it was cut without one: the
+# client then said the session had ended, or, the server being gone, that resuming the
+# stream failed, seconds later).
 MODES: list[tuple[str, dict[str, Any], str]] = [
     ("2026-07-28", {}, "2026-07-28"),
     ("stateful json", {"json_response": True}, "handshake"),
@@ -79,6 +80,10 @@ async def test_a_running_request_fails_at_once_when_the_server_shuts_down(
     app = StreamableHTTPApp(blocking_server(gates), **options)
     with running_server(app) as http, anyio.fail_after(LIMIT):
         failure = await shut_down_during(http, app, gates, era, "block", {"key": "started"})
+        # The request's own answer (a failed call, not a failed delivery: a client must
+        # not take it for a request that never arrived), in every mode.
+        assert isinstance(failure, RPCError), repr(failure)
+        assert failure.code == -32603
         assert SHUTTING_DOWN in str(failure)
 
 

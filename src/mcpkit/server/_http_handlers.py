@@ -15,6 +15,7 @@ from ..protocol import (
     HandshakeState,
     MessageRejected,
     RequestReceived,
+    encode_error,
     encode_event,
 )
 from ..types import ErrorCode
@@ -34,17 +35,20 @@ _JSON_TYPE: Final = (b"content-type", b"application/json")
 
 
 def _json_answer(
-    app: StreamableHTTPApp, session: HttpSession, responses: list[bytes]
+    app: StreamableHTTPApp, session: HttpSession, responses: list[bytes], event: Event
 ) -> tuple[int, bytes]:
-    """The status and body of a JSON answer carrying ``responses``."""
+    """The status and body of a JSON answer to ``event`` carrying ``responses``."""
     if len(responses) == 1:
         return 200, responses[0]
     if responses:
         return 200, b"[" + b",".join(responses) + b"]"
     if session.closed and app.shutting_down:
         # Not 404: a client would open a new session with a server that is going away.
+        # The error answers the request (its id: the client takes it as the request's
+        # answer, a failure of the call, not of its delivery); a batch's, without one.
         logger.debug("HTTP %d: %s", *SHUTTING_DOWN)
-        return SHUTTING_DOWN[0], error_body(ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1])
+        rid = event.request_id if type(event) is RequestReceived else None
+        return SHUTTING_DOWN[0], encode_error(rid, ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1])
     if session.closed:
         # Ended (DELETE, expiry) while its requests ran: "MUST respond to requests
         # containing that session ID with HTTP 404" (Session Management).
@@ -154,7 +158,7 @@ async def handle_message(
         if json_response or (done.is_set() and not exchange.early and not exchange.closing):
             if not done.is_set():
                 await done.wait()
-            status, body = _json_answer(app, session, exchange.responses)
+            status, body = _json_answer(app, session, exchange.responses, event)
             await respond(send, status, body, headers=headers)
             return
         await _stream(app, session, exchange, receive, send, headers)
