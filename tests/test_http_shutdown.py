@@ -15,7 +15,7 @@ import pytest
 
 from mcpkit.client import Client
 from mcpkit.exceptions import MCPError, RPCError
-from mcpkit.server import Server, StreamableHTTPApp
+from mcpkit.server import RequestContext, Server, StreamableHTTPApp
 
 from ._http_testserver import Gates
 from ._httpserver import RunningServer, running_server
@@ -39,6 +39,14 @@ def blocking_server(gates: Gates) -> Server:
     async def block(key: str) -> str:
         """Signal that it runs, then wait until cancelled."""
         gates.open(key)
+        await anyio.sleep_forever()
+        return "never"
+
+    @server.tool()
+    async def talk_then_block(ctx: RequestContext) -> str:
+        """Log (the answer becomes a stream), signal that it runs, wait until cancelled."""
+        await ctx.info("working")
+        gates.open("talking")
         await anyio.sleep_forever()
         return "never"
 
@@ -87,6 +95,18 @@ async def test_a_running_request_fails_at_once_when_the_server_shuts_down(
         assert SHUTTING_DOWN in str(failure)
 
 
+@pytest.mark.parametrize("era", ["2026-07-28", "handshake"])
+async def test_a_streaming_answer_ends_with_the_error(era: str) -> None:
+    # A handler that has emitted a message answers on a stream in every mode (2026-07-28
+    # included); the stream's last event is the error.
+    gates = Gates()
+    app = StreamableHTTPApp(blocking_server(gates))
+    with running_server(app) as http, anyio.fail_after(LIMIT):
+        failure = await shut_down_during(http, app, gates, era, "talk_then_block", {}, "talking")
+        assert isinstance(failure, RPCError), repr(failure)
+        assert SHUTTING_DOWN in str(failure)
+
+
 async def shut_down_during(
     http: RunningServer,
     app: StreamableHTTPApp,
@@ -94,10 +114,13 @@ async def shut_down_during(
     era: str,
     tool: str,
     arguments: dict[str, Any],
+    gate: str | None = None,
 ) -> MCPError:
-    """Call ``tool``, shut the app down once its gate (named by the ``key`` argument, or
-    the tool) is open, and return what the call failed with."""
+    """Call ``tool`` (with info logs asked for), shut the app down once ``gate`` (by
+    default the ``key`` argument, or the tool's name) is open, and return what the call
+    failed with."""
     async with Client(http.url + "/mcp", era=era) as client:  # type: ignore[arg-type]
+        await client.set_logging_level("info")
         failure: list[MCPError] = []
 
         async def call() -> None:
@@ -108,7 +131,7 @@ async def shut_down_during(
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call)
-            await gates.wait(arguments.get("key", tool))
+            await gates.wait(gate or arguments.get("key", tool))
             http.call(app.close_all)
     [error] = failure
     return error
