@@ -173,7 +173,7 @@ class TransportSecurity:
         self._any_origin, self._origins, urls = _compile(origins, _parse_origin, "origin")
         self._host_verdicts: dict[str | bytes | None, bool] = {}
         self._origin_verdicts: dict[str | bytes, bool] = {}
-        self._reported: set[tuple[str, str | bytes | None]] = set()
+        self._reported: set[tuple[str, str]] = set()
         #: The normalised host allowlist (``name:*`` is shown as ``name``).
         self.allowed_hosts: tuple[str, ...] = names
         #: The normalised origin allowlist.
@@ -244,10 +244,11 @@ class TransportSecurity:
             _remember(self._origin_verdicts, origin, verdict)
         return verdict
 
-    def first_refusal(self, kind: str, value: str | bytes | None) -> bool:
-        """Whether a refused ``kind`` ("host", "origin") ``value`` is refused for the first
-        time under this policy, among the first :attr:`report_limit` distinct ones: so
-        that the server reports each once, and a scan cannot flood its log."""
+    def first_refusal(self, kind: str, value: str) -> bool:
+        """Whether a refused ``kind`` ("host", "origin") ``value`` (as the log shows it,
+        cut short) is refused for the first time under this policy, among the first
+        :attr:`report_limit` distinct ones: so that the server reports each once, and a
+        scan cannot flood its log."""
         key = (kind, value)
         if key in self._reported or len(self._reported) >= self.report_limit:
             return False

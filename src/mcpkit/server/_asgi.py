@@ -27,6 +27,7 @@ __all__ = [
     "Scope",
     "Send",
     "cors_headers",
+    "until_disconnected",
     "is_json",
     "path_matches",
     "read_body",
@@ -198,6 +199,13 @@ async def refuse_media_type(
     await respond_error(
         send, 415, "Unsupported Media Type: POST bodies must be application/json", headers=cors
     )
+
+
+async def until_disconnected(receive: Receive) -> None:
+    """Return once the client has gone (``http.disconnect``), reading past anything else
+    the request still delivers."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def cors_headers(headers: Headers) -> list[tuple[bytes, bytes]]:

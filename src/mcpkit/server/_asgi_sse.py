@@ -11,7 +11,7 @@ from typing import Final
 import anyio
 
 from ..protocol import encode_comment
-from ._asgi import Receive, Send
+from ._asgi import Receive, Send, until_disconnected
 
 __all__ = ["SSE_HEADERS", "Sink", "pump"]
 
@@ -109,11 +109,8 @@ class Sink:
 
 
 async def _watch_disconnect(receive: Receive, sink: Sink) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            sink.disconnect()
-            return
+    await until_disconnected(receive)
+    sink.disconnect()
 
 
 async def pump(

@@ -19,7 +19,15 @@ from ..protocol import (
     encode_event,
 )
 from ..types import ErrorCode
-from ._asgi import Headers, Receive, Send, error_body, respond, respond_error
+from ._asgi import (
+    Headers,
+    Receive,
+    Send,
+    error_body,
+    respond,
+    respond_error,
+    until_disconnected,
+)
 from ._asgi_sse import SSE_HEADERS, Sink, pump
 from ._http_streams import SESSION_GONE, SHUTTING_DOWN, Exchange
 
@@ -232,8 +240,7 @@ class _LeaveWatch:
 
     async def _watch(self, scope: anyio.CancelScope) -> None:
         with scope:
-            while (await self._receive())["type"] != "http.disconnect":
-                pass
+            await until_disconnected(self._receive)
             logger.debug("a stateless client left before its answer: its request is cancelled")
             self._app.drop(self._session)
 

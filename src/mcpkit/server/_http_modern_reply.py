@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..aio import Flag
-from ._asgi import Receive, Send
+from ._asgi import Receive, Send, until_disconnected
 from ._asgi_sse import SSE_HEADERS, Sink, pump
 
 if TYPE_CHECKING:
@@ -30,8 +30,7 @@ async def _until_woken_or_gone(exchange: ModernExchange, receive: Receive) -> bo
 
         async def watch() -> None:
             nonlocal gone
-            while (await receive())["type"] != "http.disconnect":
-                pass
+            await until_disconnected(receive)
             gone = True
             tg.cancel_scope.cancel()
 
@@ -136,8 +135,4 @@ class Reply:
         await exchange.start_stream(exchange.session.new_stream(), sink, prime=False)
         headers = [*SSE_HEADERS, *self._cors]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        return await pump(sink, send, self._receive, keepalive=app.keepalive, on_gone=_nothing)
-
-
-def _nothing() -> None:
-    """(pump's ``on_gone``: the caller acts on its result)"""
+        return await pump(sink, send, self._receive, keepalive=app.keepalive)

@@ -6,7 +6,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 import anyio.abc
@@ -217,8 +217,9 @@ class HttpSession:
         going away, only to report that the answer never came; a JSON answer becomes the
         same error with HTTP 503.) Other requests end as :meth:`close` ends them."""
         code, message = ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
+        # (_streams_to_a_client accepts exchanges only)
         routes = self.endpoint.answer_in_flight(code, message, _streams_to_a_client)
-        self._farewelled = {rid: r for rid, r in routes.items() if isinstance(r, Exchange)}
+        self._farewelled = cast("dict[RequestId, Exchange]", routes)
 
     def close_idle(self) -> bool:
         """Close at once, without a task, if nothing runs in the session (no handler, no
@@ -264,9 +265,8 @@ class HttpSession:
         if self._standalone is not None:
             self._standalone.end()
         if self.streams:
-            kept = {exchange.stream for exchange in parting}
             for stream in self.streams.values():
-                if stream not in kept:
+                if not (parting and any(exchange.stream is stream for exchange in parting)):
                     stream.end()
             self.streams.clear()
             self._delivered.clear()
