@@ -45,6 +45,17 @@ class Gates:
 GATES = Gates()
 
 
+async def hang_until_cancelled(cancelled: threading.Event, limit: float) -> str:
+    """Wait (at most ``limit`` seconds) until cancelled, then set ``cancelled``: a tool
+    body whose cancellation a test observes from its own thread."""
+    try:
+        await anyio.sleep(limit)
+    except anyio.get_cancelled_exc_class():
+        cancelled.set()
+        raise
+    return "never"
+
+
 def build_server() -> Server:
     server = Server("http-test-server", "1.0")
 

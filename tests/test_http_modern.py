@@ -23,6 +23,7 @@ from mcpkit.exceptions import RPCError
 from mcpkit.server import RequestContext, Server
 from mcpkit.types import EmptyResult, ErrorCode, TextContent
 
+from ._http_testserver import hang_until_cancelled
 from ._httpserver import RunningServer, running_server
 from ._mcphttp import JSON_HEADERS, RawSession, initialize, messages_of
 from ._wire import MODERN, meta
@@ -52,12 +53,7 @@ def build() -> Server:
     async def wait_forever() -> str:
         """Waits until cancelled."""
         STARTED.set()
-        try:
-            await anyio.sleep(LIMIT * 2)
-        except anyio.get_cancelled_exc_class():
-            CANCELLED.set()
-            raise
-        return "never"
+        return await hang_until_cancelled(CANCELLED, LIMIT * 2)
 
     @server.resource("note://one")
     def one() -> str:

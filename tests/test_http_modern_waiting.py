@@ -24,6 +24,7 @@ import pytest
 
 from mcpkit.server import RequestContext, Server
 
+from ._http_testserver import hang_until_cancelled
 from ._httpserver import RunningServer, running_server
 from ._leakcheck import settled, until
 from ._mcphttp import JSON_HEADERS, messages_of
@@ -72,12 +73,7 @@ def build() -> Server:
         """Waits, logs, then waits until cancelled."""
         await anyio.lowlevel.checkpoint()
         await ctx.info("streaming")
-        try:
-            await anyio.sleep(LIMIT * 2)
-        except anyio.get_cancelled_exc_class():
-            CANCELLED.set()
-            raise
-        return "never"
+        return await hang_until_cancelled(CANCELLED, LIMIT * 2)
 
     return server
 
