@@ -147,3 +147,54 @@ async def test_an_undelivered_farewell_is_handed_over_once() -> None:
             assert endpoint.undelivered(1) is None
             await endpoint.detach()
     assert route.finished == [None]  # the handler, cancelled, had nothing left to send
+
+
+# -- part_channel: requests answered over the channel (legacy HTTP+SSE, WebSocket) ------
+
+
+def error_for(rid: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": CODE, "message": MESSAGE}}
+
+
+async def test_part_channel_answers_each_channel_request_once_and_drops_its_result() -> None:
+    work = Work()
+    work.started[3] = anyio.Event()
+    mine, theirs = memory_channel_pair()
+    endpoint = Endpoint(mine, on_request=work.handler)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(endpoint.run)
+            for rid in (1, 2):
+                await theirs.send(request(rid))
+            await work.started[1].wait()
+            await work.started[2].wait()
+            answers = [json.loads(answer) for answer in endpoint.part_channel(CODE, MESSAGE)]
+            assert sorted(answers, key=lambda a: a["id"]) == [error_for(1), error_for(2)]
+            assert endpoint.part_channel(CODE, MESSAGE) == []  # answered once
+            work.release.set()  # they complete after all: their results go nowhere
+            while not endpoint.idle:
+                await anyio.lowlevel.checkpoint()
+            # The next message the peer gets answers a new request: nothing came between.
+            await theirs.send(request(3))
+            assert json.loads(await theirs.receive()) == {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "result": {"done": True},
+            }
+            await theirs.aclose()
+
+
+async def test_part_channel_leaves_routed_requests_to_their_routes() -> None:
+    work = Work()
+    with anyio.fail_after(LIMIT):
+        async with endpoint_for(work) as endpoint:
+            stream = Route("stream")
+            await endpoint.dispatch(endpoint.connection.receive_message(request(1)), stream)
+            await endpoint.dispatch(endpoint.connection.receive_message(request(2)))
+            await work.started[1].wait()
+            await work.started[2].wait()
+            answers = endpoint.part_channel(CODE, MESSAGE)
+            assert [json.loads(answer) for answer in answers] == [error_for(2)]
+            assert endpoint.connection.is_in_flight(1)  # (its route answers it)
+            await endpoint.detach()
+    assert [answer for answer in stream.finished if answer is not None] == []

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from mcpkit.client import Client
-from mcpkit.exceptions import ConnectionClosedError, TransportError
+from mcpkit.exceptions import RPCError, TransportError
 from mcpkit.server import LowLevelServer, WebSocketApp
 from mcpkit.server._http_apps import app_for
 from mcpkit.transports import WebSocketChannel, WebSocketTransport
@@ -145,7 +145,9 @@ async def test_a_connection_ended_mid_call_ends_the_session(ending: str) -> None
 
 
 @pytest.mark.usefixtures("websocket_client")
-async def test_a_pending_call_fails_promptly_on_close_all() -> None:
+async def test_a_pending_call_gets_the_shutdown_error_on_close_all() -> None:
+    # Answered -32603 before the close frame: the client knows the call was cut, and by
+    # the server (a bare close left it guessing whether the call had run).
     started, cancelled = threading.Event(), threading.Event()
     app = WebSocketApp(blocking_server(started, cancelled))
     with running_server(app) as running, anyio.fail_after(LIMIT):
@@ -157,8 +159,9 @@ async def test_a_pending_call_fails_promptly_on_close_all() -> None:
 
             async with anyio.create_task_group() as group:
                 group.start_soon(shut_down_once_blocked)
-                with pytest.raises(ConnectionClosedError):
+                with pytest.raises(RPCError, match="the server is shutting down") as caught:
                     await client.call_tool("block")
+                assert caught.value.code == -32603
         assert cancelled.is_set()
 
 

@@ -63,6 +63,30 @@ class Farewell:
             chosen[rid] = route
         return chosen
 
+    def part_channel(self, code: int, message: str) -> list[bytes]:
+        """Answer with the error ``code``/``message`` every request in flight that
+        answers over the channel (no route): returns the encoded answers (a completed
+        batch's array among them), for the caller to write before the channel closes;
+        their handlers, cancelled next, send nothing more (their results, should they
+        complete first, included). For a transport whose channel is the only way to the
+        peer (legacy HTTP+SSE, WebSocket): the peer learns which requests were cut at a
+        shutdown, in place of a bare end of the connection."""
+        out: list[bytes] = []
+        for rid in list(self._handlers):
+            if (self._routes and rid in self._routes) or getattr(
+                self._handlers[rid], "route", None
+            ) is not None:
+                continue  # (answered through its route: see answer_in_flight)
+            if not self.connection.is_in_flight(rid):
+                continue
+            data = self.connection.send_error(rid, code, message)
+            if self._farewells is EMPTY_TABLE:
+                self._farewells = {}
+            self._farewells[rid] = None  # (answered here: the handler's answer is dropped)
+            if data is not None:
+                out.append(data)
+        return out
+
     def undelivered(self, rid: RequestId) -> bytes | None:
         """The answer :meth:`answer_in_flight` gave ``rid`` if its handler has not
         delivered it (it ignored its cancellation): the caller delivers it, once."""

@@ -135,9 +135,11 @@ class SSEApp:
         self.on_session_closed: Callable[[ServerSession], None] | None = None
 
     def close_all(self) -> None:
-        """End every session (their streams finish; their handlers are cancelled)."""
+        """End every session at a shutdown: the requests still running are answered
+        -32603 "the server is shutting down" on their streams, which then finish; their
+        handlers are cancelled."""
         for session in list(self.sessions.values()):
-            session.close()
+            session.close(parting=True)
 
     # -- ASGI ------------------------------------------------------------------------------
 

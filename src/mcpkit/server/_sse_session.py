@@ -10,7 +10,9 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol import encode_event
+from ..types import ErrorCode
 from ._asgi_sse import Sink
+from ._http_streams import SHUTTING_DOWN
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -86,7 +88,15 @@ class LegacySession:
         self.server_session = ServerSession(server, self.channel)
         self.run_scope = anyio.CancelScope()
 
-    def close(self) -> None:
-        """End the session from the server's side (its stream ends normally)."""
-        self.channel.shut()
+    def close(self, *, parting: bool = False) -> None:
+        """End the session from the server's side (its stream ends normally).
+        ``parting`` (a shutdown): the requests still running are answered first, on the
+        stream, with -32603 "the server is shutting down" (:data:`SHUTTING_DOWN`), so
+        that the client knows which calls were cut, and that by the server."""
+        channel = self.channel
+        if parting and not channel.closed:
+            endpoint = self.server_session.endpoint
+            for answer in endpoint.part_channel(ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]):
+                channel.sink.put(encode_event(answer, event="message"))
+        channel.shut()
         self.run_scope.cancel()

@@ -29,6 +29,7 @@ from ._asgi import (
     respond_error,
 )
 from ._http_security import check_security
+from ._http_streams import SHUTTING_DOWN
 from ._lifespan import asgi_lifespan
 from ._session import ServerSession
 
@@ -62,6 +63,7 @@ class _Channel:
         "ending",
         "limit",
         "on_gone",
+        "parting",
         "send_timeout",
     )
 
@@ -73,6 +75,8 @@ class _Channel:
         self._lock = anyio.Lock()
         self.closed = False  # a close frame was sent or received
         self.ending = (_NORMAL, "")  # the close frame aclose() sends
+        #: What aclose() sends before its close frame (the shutdown's error answers).
+        self.parting: list[bytes] = []
         #: Called once the connection is over, so the session ends at once (nobody is left
         #: to read answers: draining running handlers would be wasted work).
         self.on_gone: Callable[[], None] | None = None
@@ -135,6 +139,12 @@ class _Channel:
         self._gone()
 
     async def aclose(self) -> None:
+        for answer in self.parting:
+            try:
+                await self.send(answer)
+            except anyio.BrokenResourceError:
+                break  # the client is gone: nobody to tell
+        self.parting = []
         await self._close(*self.ending)
 
 
@@ -200,11 +210,17 @@ class WebSocketApp:
         self._serving: dict[ServerSession, tuple[anyio.CancelScope, _Channel]] = {}
 
     def close_all(self) -> None:
-        """End every connection: its handlers are cancelled and the client gets a close
-        frame 1001 (Going Away, RFC 6455 section 7.4.1). Call it on the event loop's
-        thread."""
-        for serving, channel in list(self._serving.values()):
+        """End every connection at a shutdown: the requests still running are answered
+        -32603 "the server is shutting down", their handlers are cancelled and the client
+        gets a close frame 1001 (Going Away, RFC 6455 section 7.4.1). Call it on the
+        event loop's thread."""
+        for session, (serving, channel) in list(self._serving.items()):
             channel.ending = (_GOING_AWAY, "the server is shutting down")
+            # The requests still running are answered -32603 before the close frame, so
+            # that the client knows which calls were cut, and that by the server.
+            channel.parting = session.endpoint.part_channel(
+                ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
+            )
             serving.cancel()  # the session's teardown closes the channel
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,0 +1,108 @@
+"""The legacy HTTP+SSE and WebSocket apps shutting down (``close_all()``, which
+``mcpkit run`` and ``serve_http`` call when shutdown begins) with requests still running:
+each is answered -32603 "the server is shutting down" before the stream or connection
+ends, exactly once (a handler's late result is never sent after it), as on Streamable
+HTTP (``tests/test_http_shutdown.py``). A bare end of the connection left the client
+unable to tell a call cut by the server from one lost in transit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpkit.client import Client
+from mcpkit.exceptions import MCPError, RPCError
+from mcpkit.server import SSEApp, WebSocketApp
+from mcpkit.transports import SSETransport
+
+from ._http_testserver import Gates
+from ._httpserver import RunningServer, running_server
+from .test_http_shutdown import LIMIT, SHUTTING_DOWN, blocking_server
+
+pytestmark = pytest.mark.anyio
+
+CALLS = 5
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def app_for(transport: str, gates: Gates) -> SSEApp | WebSocketApp:
+    server = blocking_server(gates)
+    return SSEApp(server) if transport == "sse" else WebSocketApp(server)
+
+
+def target(transport: str, http: RunningServer) -> Any:
+    if transport == "sse":
+        return SSETransport(http.url + "/sse")
+    return http.url.replace("http://", "ws://", 1) + "/ws"
+
+
+async def shut_down_during(
+    transport: str,
+    http: RunningServer,
+    app: SSEApp | WebSocketApp,
+    gates: Gates,
+    calls: dict[str, Any],
+) -> dict[str, BaseException | Any]:
+    """Make the calls (tool name -> arguments, each opening the gate named by its key or
+    the tool), shut the app down once all run, and return each call's outcome."""
+    outcomes: dict[str, BaseException | Any] = {}
+    async with Client(target(transport, http), era="handshake") as client:
+
+        async def call(key: str, tool: str, arguments: dict[str, Any]) -> None:
+            try:
+                outcomes[key] = await client.call_tool(tool, arguments, timeout=LIMIT)
+            except MCPError as exc:
+                outcomes[key] = exc
+
+        async with anyio.create_task_group() as tg:
+            for key, (tool, arguments) in calls.items():
+                tg.start_soon(call, key, tool, arguments)
+            for key in calls:
+                await gates.wait(key)
+            http.call(app.close_all)
+    return outcomes
+
+
+def assert_shutdown_error(outcome: BaseException | Any) -> None:
+    assert isinstance(outcome, RPCError), repr(outcome)
+    assert outcome.code == -32603
+    assert outcome.message == SHUTTING_DOWN
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+async def test_every_running_request_gets_the_shutdown_error(transport: str) -> None:
+    gates = Gates()
+    app = app_for(transport, gates)
+    with running_server(app) as http, anyio.fail_after(LIMIT):
+        calls = {f"call {n}": ("block", {"key": f"call {n}"}) for n in range(CALLS)}
+        outcomes = await shut_down_during(transport, http, app, gates, calls)
+    assert sorted(outcomes) == sorted(calls)
+    for outcome in outcomes.values():
+        assert_shutdown_error(outcome)
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+async def test_a_handler_ignoring_its_cancellation_gets_the_error_not_its_result(
+    transport: str,
+) -> None:
+    # Its error is given at close_all() (written at once on an SSE stream; on a WebSocket
+    # once the connection's end has waited out the handler's stop grace, before the
+    # close frame); its late result goes nowhere.
+    gates = Gates()
+    app = app_for(transport, gates)
+    with running_server(app) as http:
+        try:
+            with anyio.fail_after(LIMIT):
+                outcomes = await shut_down_during(
+                    transport, http, app, gates, {"stubborn": ("stubborn", {})}
+                )
+                assert_shutdown_error(outcomes["stubborn"])
+                await gates.wait("cancelled")  # (it was, and went on)
+        finally:
+            gates.open("let go")
