@@ -5,20 +5,27 @@ register a tool, which tells every connected client: that work touches the loop'
 structures (task groups, events), which are not thread-safe, so the loop runs it and the
 thread waits for it (briefly: it only queues messages). The loop must not be waiting for
 that thread itself, which no code running on it should do anyway (it would stall every
-connection).
+connection). Work for a loop other than the caller's own (a server serving sessions on
+several loops) is handed over without waiting (:func:`soon_on_loop`): two loops waiting
+for each other would stall both.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 from collections.abc import Callable
+from contextvars import Context
 from typing import Any
 
 import anyio
 import anyio.from_thread
 from anyio.lowlevel import EventLoopToken
 
-__all__ = ["on_loop_thread"]
+__all__ = ["on_loop_thread", "soon_on_loop"]
+
+logger = logging.getLogger("mcpkit.aio")
 
 
 def on_loop_thread(
@@ -39,3 +46,47 @@ def on_loop_thread(
     except anyio.RunFinishedError:
         return False
     return True
+
+
+def soon_on_loop(
+    loop_thread: int | None, token: EventLoopToken | None, fn: Callable[..., Any], *args: Any
+) -> bool:
+    """Call ``fn(*args)``: right here on ``loop_thread`` (or with no loop known), else
+    have the loop of ``token`` (asyncio or trio) call it soon, without waiting for it; an
+    exception it raises there is logged. Returns False when that loop has ended (then
+    ``fn`` is not called).
+
+    Raises:
+        Exception: what ``fn`` raised, when called right here.
+    """
+    if token is None or loop_thread is None or threading.get_ident() == loop_thread:
+        fn(*args)
+        return True
+    native = token.native_token
+    try:
+        if isinstance(native, asyncio.AbstractEventLoop):
+            # In a task of its own, in a context of its own: anyio finds its event loop
+            # through the current task, and the caller's context (another loop's thread)
+            # may name another async library.
+            native.call_soon_threadsafe(_start_task, native, fn, args, context=Context())
+        else:  # a trio.lowlevel.TrioToken (which must never see an exception)
+            native.run_sync_soon(_logged, fn, args)  # type: ignore[attr-defined]
+    except RuntimeError:  # the loop is closed (asyncio), or trio.RunFinishedError
+        return False
+    return True
+
+
+def _start_task(
+    loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], args: tuple[Any, ...]
+) -> None:
+    async def call() -> None:
+        _logged(fn, args)
+
+    loop.create_task(call())
+
+
+def _logged(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        fn(*args)
+    except Exception:
+        logger.exception("%r failed on its event loop", fn)

@@ -16,7 +16,6 @@ from typing import Any, Literal, TypeVar, overload
 from msgspec import UNSET
 
 from .._version import __version__
-from ..aio import on_loop_thread
 from ..exceptions import ConnectionClosedError, LocalProtocolError
 from ..protocol import ParamHeader
 from ..types import (
@@ -35,9 +34,8 @@ from ._app_handlers import AppHandlers
 from ._files import DirectoryResources
 from ._listen import (
     LIST_CHANGED,
-    list_changed_message,
+    announce_changed,
     resource_updated_message,
-    tell_changed,
 )
 from ._logbridge import McpLogHandler, current_request
 from ._lowlevel import LowLevelServer
@@ -374,14 +372,8 @@ class Server(AppHandlers, LowLevelServer):
         self._changed(kind)
 
     def _changed(self, kind: str) -> None:
-        """Tell every initialized client that a list changed (best effort, in the
-        background; nothing to do before the server runs), on the event loop's thread: a
-        tool registered from another (a sync tool's worker) is told from there."""
-        own = _requesting_session()
-        for session in self.sessions:  # (any one: they all run on the server's loop)
-            on_loop_thread(session.loop_thread, session.loop_token, tell_changed, self, kind, own)
-            return
-        self.bus.publish(list_changed_message(kind))
+        """Tell every initialized client that a list changed (see announce_changed)."""
+        announce_changed(self, kind, _requesting_session())
 
     async def notify_resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to ``uri`` that it changed

@@ -14,13 +14,14 @@ HTTP); the server ends it gracefully with a ``complete`` result carrying the id.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
 from msgspec import UNSET
 
-from ..aio import BusMessage, Subscription
+from ..aio import BusMessage, Subscription, on_loop_thread, soon_on_loop
 from ..exceptions import ConnectionClosedError, RPCError, SubscriptionOverflowError
 from ..types import (
     ErrorCode,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LIST_CHANGED",
     "ResourceUpdates",
+    "announce_changed",
     "honoured_filter",
     "list_changed_message",
     "resource_updated_message",
@@ -287,13 +289,43 @@ class ResourceUpdates:
                 await self._session.notify(message.method, message.params, related=related)
 
 
-def tell_changed(server: LowLevelServer, kind: str, own: ServerSession | None) -> None:
-    """Tell every initialized client of ``server`` (and its bus's listeners) that the
-    ``kind`` list changed; ``own``: the session of the request being handled, if any. On
-    the event loop's thread."""
-    server.bus.publish(list_changed_message(kind))
+def announce_changed(server: LowLevelServer, kind: str, own: ServerSession | None) -> None:
+    """Tell every initialized client of ``server`` that the ``kind`` list changed (best
+    effort, in the background; nothing to do before the server runs), each session on its
+    own event loop's thread: a tool registered from another thread (a sync tool's worker)
+    is told from there, and a server serving sessions on several loops (threads) has each
+    loop tell its own. This thread's loop (or, from a thread without one, the first) is
+    waited for; the others are handed the work without waiting (see ``aio._hop``)."""
+    loops: dict[int, ServerSession] = {}  # a session of each loop, by its thread
+    for session in list(server.sessions):
+        loops.setdefault(session.loop_thread, session)
+    if not loops:
+        server.bus.publish(list_changed_message(kind))
+        return
+    first = loops.pop(threading.get_ident(), None) or loops.pop(next(iter(loops)))
+    thread, token = first.loop_thread, first.loop_token
+    on_loop_thread(thread, token, tell_changed, server, kind, own, thread, True)
+    for thread, session in loops.items():
+        soon_on_loop(thread, session.loop_token, tell_changed, server, kind, own, thread, False)
+
+
+def tell_changed(
+    server: LowLevelServer,
+    kind: str,
+    own: ServerSession | None,
+    loop_thread: int | None = None,
+    publish: bool = True,
+) -> None:
+    """Tell every initialized client of ``server`` (and, with ``publish``, its bus's
+    listeners) that the ``kind`` list changed; ``own``: the session of the request being
+    handled, if any. On the event loop's thread, for the sessions of that loop
+    (``loop_thread``; ``None``: every session)."""
+    if publish:
+        server.bus.publish(list_changed_message(kind))
     method = LIST_CHANGED[kind]
     for session in list(server.sessions):
+        if loop_thread is not None and session.loop_thread != loop_thread:
+            continue  # (another loop's: told by that loop)
         # Once initialize is answered (notifications are not requests, so they need not
         # wait for notifications/initialized; basic/lifecycle.mdx).
         # Only to a client that was told this list can change: parties "MUST only use
