@@ -3,22 +3,29 @@
 each is answered -32603 "the server is shutting down" before the stream or connection
 ends, exactly once (a handler's late result is never sent after it), as on Streamable
 HTTP (``tests/test_http_shutdown.py``). A bare end of the connection left the client
-unable to tell a call cut by the server from one lost in transit."""
+unable to tell a call cut by the server from one lost in transit. Under ``mcpkit run``
+too: ``serve_http`` awaits what its shutdown hook returns (bounded), so a WebSocket's
+answers go out before uvicorn closes the connection itself."""
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from mcpkit.client import Client
 from mcpkit.exceptions import MCPError, RPCError
-from mcpkit.server import SSEApp, WebSocketApp
-from mcpkit.transports import SSETransport
+from mcpkit.server import Server, SSEApp, WebSocketApp
+from mcpkit.transports import SHUTDOWN_HOOK_TIMEOUT, SSETransport
 
 from ._http_testserver import Gates
 from ._httpserver import RunningServer, running_server
+from .test_cli_stop import http_process
 from .test_http_shutdown import LIMIT, SHUTTING_DOWN, blocking_server
 
 pytestmark = pytest.mark.anyio
@@ -106,3 +113,62 @@ async def test_a_handler_ignoring_its_cancellation_gets_the_error_not_its_result
                 await gates.wait("cancelled")  # (it was, and went on)
         finally:
             gates.open("let go")
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+async def test_mcpkit_run_answers_running_calls_on_sigterm(transport: str) -> None:
+    # The real runner: its shutdown hook (awaited on WebSocket, before uvicorn closes the
+    # connections itself with a bare 1012) gets the answers out first.
+    with http_process("--transport", transport) as (process, url):
+        outcomes: list[BaseException | Any] = []
+        with anyio.fail_after(LIMIT):
+            target: Any = SSETransport(url) if transport == "sse" else url
+            async with Client(target, era="handshake") as client:
+                running = [anyio.Event() for _ in range(CALLS)]
+
+                async def call(started: anyio.Event) -> None:
+                    try:
+                        outcomes.append(
+                            await client.call_tool(
+                                "sleep",
+                                {"seconds": 60},
+                                on_progress=lambda _: started.set(),  # (it runs)
+                                timeout=LIMIT,
+                            )
+                        )
+                    except MCPError as exc:
+                        outcomes.append(exc)
+
+                async with anyio.create_task_group() as tg:
+                    for started in running:
+                        tg.start_soon(call, started)
+                    for started in running:
+                        await started.wait()
+                    process.send_signal(signal.SIGTERM)
+        process.wait(timeout=LIMIT)
+    assert len(outcomes) == CALLS
+    for outcome in outcomes:
+        assert_shutdown_error(outcome)
+
+
+@pytest.mark.parametrize("hangs", [False, True], ids=["finishes", "hangs"])
+def test_serve_http_awaits_what_its_shutdown_hook_returns_within_a_bound(
+    hangs: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    finished = threading.Event()
+
+    async def ending() -> None:
+        await anyio.lowlevel.checkpoint()  # (a real wait: awaited, not just called)
+        if hangs:
+            await anyio.sleep_forever()
+        finished.set()
+
+    app = SSEApp(Server("hook"))
+    with running_server(app, on_shutdown=ending):
+        started = time.monotonic()
+    took = time.monotonic() - started
+    assert finished.is_set() is not hangs
+    if hangs:  # given up after SHUTDOWN_HOOK_TIMEOUT, and said so
+        assert took >= SHUTDOWN_HOOK_TIMEOUT
+        assert "the shutdown hook did not finish within 2 s" in caplog.text
+    assert took < SHUTDOWN_HOOK_TIMEOUT + LIMIT

@@ -248,14 +248,18 @@ class Running:
         options.setdefault("security", TransportSecurity.for_bind(host, port))
         app = app_for(cast("LowLevelServer", self), transport, **options)
         close_all = getattr(app, "close_all", None)
+        shutdown = getattr(app, "shutdown", None)  # (WebSocketApp's: see there)
 
-        def on_shutdown() -> None:
+        def on_shutdown() -> Awaitable[None] | None:
             # Open subscriptions/listen streams end with their final result, not a cut;
             # sessions end with their streams, so open SSE responses finish now instead
             # of holding the shutdown for uvicorn's whole grace period.
             self.end_subscriptions()
+            if shutdown is not None:
+                return cast("Awaitable[None]", shutdown())
             if close_all is not None:
                 close_all()
+            return None
 
         # (serve_http gives uvicorn a WebSocket app's own frame limit.)
         await serve_http(

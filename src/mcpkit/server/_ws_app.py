@@ -208,6 +208,7 @@ class WebSocketApp:
         self.connections: set[ServerSession] = set()
         self.on_session_closed: Callable[[ServerSession], None] | None = None
         self._serving: dict[ServerSession, tuple[anyio.CancelScope, _Channel]] = {}
+        self._emptied: anyio.Event | None = None  # (see shutdown)
 
     def close_all(self) -> None:
         """End every connection at a shutdown: the requests still running are answered
@@ -222,6 +223,18 @@ class WebSocketApp:
                 ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
             )
             serving.cancel()  # the session's teardown closes the channel
+
+    async def shutdown(self, timeout: float = 2.0) -> None:
+        """:meth:`close_all`, then wait (at most ``timeout`` seconds) until every
+        connection has ended: its running requests answered and its close frame sent.
+        For a hosting server's async shutdown hook, before the server closes the
+        connections itself (uvicorn with 1012, losing those answers): ``mcpkit run`` and
+        ``Server.serve_http`` do this."""
+        self.close_all()
+        if self._serving:
+            self._emptied = emptied = anyio.Event()
+            with anyio.move_on_after(timeout):
+                await emptied.wait()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -321,6 +334,8 @@ class WebSocketApp:
                 await session.run()
         finally:
             self._serving.pop(session, None)
+            if not self._serving and self._emptied is not None:
+                self._emptied.set()
             self.connections.discard(session)
             self.server.sessions.discard(session)
             if self.on_session_closed is not None:

@@ -20,7 +20,7 @@ from ._stdio import (
     wait_parent_exit,
 )
 from ._subprocess import ProcessChannel, StdioTransport
-from ._uvicorn import HttpServer, serve_http
+from ._uvicorn import SHUTDOWN_HOOK_TIMEOUT, HttpServer, serve_http
 
 if TYPE_CHECKING:
     from ._http_client import StreamableHTTPChannel, StreamableHTTPTransport
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._ws_client import WebSocketChannel, WebSocketTransport
 
 __all__ = [
+    "SHUTDOWN_HOOK_TIMEOUT",
     "FdChannel",
     "HttpServer",
     "MemoryChannel",

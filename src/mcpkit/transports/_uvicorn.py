@@ -18,7 +18,7 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from ..protocol import encode_error
 from ..types import ErrorCode
@@ -33,9 +33,13 @@ from ._uvicorn_support import (
     unsent_bytes,
 )
 
-__all__ = ["HttpServer", "serve_http"]
+__all__ = ["SHUTDOWN_HOOK_TIMEOUT", "HttpServer", "serve_http"]
 
 logger = logging.getLogger("mcpkit.transports.http")
+
+#: Seconds serve_http waits for what its ``on_shutdown`` hook returns (an app ending its
+#: connections itself) before uvicorn closes them.
+SHUTDOWN_HOOK_TIMEOUT: Final = 2.0
 
 
 def _too_large_answer() -> bytes:
@@ -227,7 +231,7 @@ async def serve_http(
     max_header_bytes: int | None = None,
     log_level: str = "warning",
     ready: Callable[[HttpServer], None] | None = None,
-    on_shutdown: Callable[[], None] | None = None,
+    on_shutdown: Callable[[], Awaitable[None] | None] | None = None,
     ssl_certfile: str | os.PathLike[str] | None = None,
     ssl_keyfile: str | os.PathLike[str] | None = None,
     ssl_keyfile_password: str | None = None,
@@ -267,7 +271,9 @@ async def serve_http(
         ready: called once the server accepts connections: its socket listens and the
             app's lifespan startup has completed (never, when that startup fails).
         on_shutdown: called when shutdown begins, before the open connections get their
-            grace period (5 s): to end long-lived streams gracefully.
+            grace period (5 s): to end long-lived streams gracefully. An awaitable it
+            returns is awaited, for at most :data:`SHUTDOWN_HOOK_TIMEOUT` seconds, before
+            uvicorn closes the connections itself (a WebSocket with close code 1012).
         ssl_certfile: a PEM file with the server's certificate chain (and its private
             key, unless ``ssl_keyfile`` names another file): serve TLS only.
         ssl_keyfile: a PEM file with the private key.
@@ -356,7 +362,13 @@ async def serve_http(
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             if on_shutdown is not None:
                 try:
-                    on_shutdown()
+                    ending = on_shutdown()
+                    if ending is not None:  # (bounded: the shutdown must go on)
+                        await asyncio.wait_for(ending, SHUTDOWN_HOOK_TIMEOUT)
+                except asyncio.TimeoutError:
+                    logger.warning(
+                        "the shutdown hook did not finish within %g s", SHUTDOWN_HOOK_TIMEOUT
+                    )
                 except Exception:
                     logger.exception("the shutdown hook failed")
             await super().shutdown(sockets)
