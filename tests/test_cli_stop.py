@@ -159,10 +159,12 @@ def read_quietly(response: httpx.Response) -> None:
 
 
 @contextlib.contextmanager
-def http_process(*flags: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``mcpkit run examples/echo.py`` on a free port with ``flags``: the process and its
-    endpoint's URL (killed and reaped at the end, whatever happened)."""
-    argv = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "echo.py"), "--port", "0"]
+def http_process(
+    *flags: str, script: Path = EXAMPLES / "echo.py"
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``mcpkit run examples/echo.py`` (or ``script``) on a free port with ``flags``: the
+    process and its endpoint's URL (killed and reaped at the end, whatever happened)."""
+    argv = [sys.executable, "-m", "mcpkit", "run", str(script), "--port", "0"]
     process = subprocess.Popen(
         [*argv, *flags],
         cwd=ROOT,

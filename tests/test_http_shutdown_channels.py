@@ -10,9 +10,11 @@ answers go out before uvicorn closes the connection itself."""
 from __future__ import annotations
 
 import signal
+import textwrap
 import threading
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
@@ -172,3 +174,58 @@ def test_serve_http_awaits_what_its_shutdown_hook_returns_within_a_bound(
         assert took >= SHUTDOWN_HOOK_TIMEOUT
         assert "the shutdown hook did not finish within 2 s" in caplog.text
     assert took < SHUTDOWN_HOOK_TIMEOUT + LIMIT
+
+
+STUBBORN: Final = textwrap.dedent(
+    """
+    import anyio
+    from mcpkit import Server
+    from mcpkit.server import RequestContext
+
+    server = Server("stubborn", "1.0")
+
+    @server.tool()
+    async def stuck(ctx: RequestContext) -> str:
+        await ctx.report_progress(0)  # (it runs)
+        for _ in range(300):
+            try:
+                await anyio.sleep(0.1)
+            except anyio.get_cancelled_exc_class():
+                continue  # ignores its cancellation (misbehaving on purpose)
+        return "late"
+    """
+)
+
+
+async def test_mcpkit_run_answers_stubborn_calls_on_sigterm_over_websocket(
+    tmp_path: Path,
+) -> None:
+    # The answers go out at the shutdown hook, not once the handlers' stop grace (3 s)
+    # has passed: by then uvicorn's own close (1012) would have cut them.
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    script = tmp_path / "stubborn.py"
+    with http_process("--transport", "ws", script=script) as (process, url):
+        outcomes: list[BaseException | Any] = []
+        with anyio.fail_after(LIMIT):
+            async with Client(url, era="handshake") as client:
+                running = [anyio.Event() for _ in range(3)]
+
+                async def call(started: anyio.Event) -> None:
+                    try:
+                        outcomes.append(
+                            await client.call_tool(
+                                "stuck", on_progress=lambda _: started.set(), timeout=LIMIT
+                            )
+                        )
+                    except MCPError as exc:
+                        outcomes.append(exc)
+
+                async with anyio.create_task_group() as tg:
+                    for started in running:
+                        tg.start_soon(call, started)
+                    for started in running:
+                        await started.wait()
+                    process.send_signal(signal.SIGTERM)
+    assert len(outcomes) == 3
+    for outcome in outcomes:
+        assert_shutdown_error(outcome)

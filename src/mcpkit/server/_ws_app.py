@@ -138,13 +138,23 @@ class _Channel:
                 pass
         self._gone()
 
+    async def send_parting(self) -> None:
+        """Send the shutdown's answers (:attr:`parting`), once: whoever comes first
+        (``WebSocketApp.shutdown`` at once, or :meth:`aclose` once the handlers have
+        stopped) sends them all under the lock, which the close frame then waits for."""
+        with anyio.move_on_after(self.send_timeout):  # (see send)
+            async with self._lock:
+                answers, self.parting = self.parting, []
+                for answer in answers:
+                    if self.closed:
+                        return
+                    try:
+                        await self._send({"type": "websocket.send", "text": answer.decode()})
+                    except OSError:  # the client is gone: nobody to tell
+                        self._gone()
+
     async def aclose(self) -> None:
-        for answer in self.parting:
-            try:
-                await self.send(answer)
-            except anyio.BrokenResourceError:
-                break  # the client is gone: nobody to tell
-        self.parting = []
+        await self.send_parting()
         await self._close(*self.ending)
 
 
@@ -231,10 +241,16 @@ class WebSocketApp:
         connections itself (uvicorn with 1012, losing those answers): ``mcpkit run`` and
         ``Server.serve_http`` do this."""
         self.close_all()
-        if self._serving:
-            self._emptied = emptied = anyio.Event()
-            with anyio.move_on_after(timeout):
-                await emptied.wait()
+        if not self._serving:
+            return
+        self._emptied = emptied = anyio.Event()
+        with anyio.move_on_after(timeout):
+            # The answers go out now, not after the handlers' stop grace (a handler that
+            # ignores its cancellation would hold them past this wait's bound).
+            async with anyio.create_task_group() as tg:
+                for _, channel in list(self._serving.values()):
+                    tg.start_soon(channel.send_parting)
+            await emptied.wait()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
