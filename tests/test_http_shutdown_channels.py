@@ -10,6 +10,7 @@ answers go out before uvicorn closes the connection itself."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import textwrap
 import threading
 import time
@@ -122,35 +123,44 @@ async def test_mcpkit_run_answers_running_calls_on_sigterm(transport: str) -> No
     # The real runner: its shutdown hook (awaited on WebSocket, before uvicorn closes the
     # connections itself with a bare 1012) gets the answers out first.
     with http_process("--transport", transport) as (process, url):
-        outcomes: list[BaseException | Any] = []
-        with anyio.fail_after(LIMIT):
-            target: Any = SSETransport(url) if transport == "sse" else url
-            async with Client(target, era="handshake") as client:
-                running = [anyio.Event() for _ in range(CALLS)]
-
-                async def call(started: anyio.Event) -> None:
-                    try:
-                        outcomes.append(
-                            await client.call_tool(
-                                "sleep",
-                                {"seconds": 60},
-                                on_progress=lambda _: started.set(),  # (it runs)
-                                timeout=LIMIT,
-                            )
-                        )
-                    except MCPError as exc:
-                        outcomes.append(exc)
-
-                async with anyio.create_task_group() as tg:
-                    for started in running:
-                        tg.start_soon(call, started)
-                    for started in running:
-                        await started.wait()
-                    process.send_signal(signal.SIGTERM)
+        target: Any = SSETransport(url) if transport == "sse" else url
+        outcomes = await sigterm_during(process, target, "sleep", {"seconds": 60})
         process.wait(timeout=LIMIT)
     assert len(outcomes) == CALLS
     for outcome in outcomes:
         assert_shutdown_error(outcome)
+
+
+async def sigterm_during(
+    process: subprocess.Popen[bytes], target: Any, tool: str, arguments: dict[str, Any]
+) -> list[BaseException | Any]:
+    """Make :data:`CALLS` calls of ``tool`` (which reports progress once it runs), send
+    the server SIGTERM once all run, and return each call's outcome."""
+    outcomes: list[BaseException | Any] = []
+    with anyio.fail_after(LIMIT):
+        async with Client(target, era="handshake") as client:
+            running = [anyio.Event() for _ in range(CALLS)]
+
+            async def call(started: anyio.Event) -> None:
+                try:
+                    outcomes.append(
+                        await client.call_tool(
+                            tool,
+                            arguments,
+                            on_progress=lambda _: started.set(),  # (it runs)
+                            timeout=LIMIT,
+                        )
+                    )
+                except MCPError as exc:
+                    outcomes.append(exc)
+
+            async with anyio.create_task_group() as tg:
+                for started in running:
+                    tg.start_soon(call, started)
+                for started in running:
+                    await started.wait()
+                process.send_signal(signal.SIGTERM)
+    return outcomes
 
 
 @pytest.mark.parametrize("hangs", [False, True], ids=["finishes", "hangs"])
@@ -205,27 +215,7 @@ async def test_mcpkit_run_answers_stubborn_calls_on_sigterm_over_websocket(
     (tmp_path / "stubborn.py").write_text(STUBBORN)
     script = tmp_path / "stubborn.py"
     with http_process("--transport", "ws", script=script) as (process, url):
-        outcomes: list[BaseException | Any] = []
-        with anyio.fail_after(LIMIT):
-            async with Client(url, era="handshake") as client:
-                running = [anyio.Event() for _ in range(3)]
-
-                async def call(started: anyio.Event) -> None:
-                    try:
-                        outcomes.append(
-                            await client.call_tool(
-                                "stuck", on_progress=lambda _: started.set(), timeout=LIMIT
-                            )
-                        )
-                    except MCPError as exc:
-                        outcomes.append(exc)
-
-                async with anyio.create_task_group() as tg:
-                    for started in running:
-                        tg.start_soon(call, started)
-                    for started in running:
-                        await started.wait()
-                    process.send_signal(signal.SIGTERM)
-    assert len(outcomes) == 3
+        outcomes = await sigterm_during(process, url, "stuck", {})
+    assert len(outcomes) == CALLS
     for outcome in outcomes:
         assert_shutdown_error(outcome)
