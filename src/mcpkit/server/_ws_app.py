@@ -75,7 +75,7 @@ class _Channel:
         self._lock = anyio.Lock()
         self.closed = False  # a close frame was sent or received
         self.ending = (_NORMAL, "")  # the close frame aclose() sends
-        #: What aclose() sends before its close frame (the shutdown's error answers).
+        #: The shutdown's error answers, sent once before the close frame (send_parting).
         self.parting: list[bytes] = []
         #: Called once the connection is over, so the session ends at once (nobody is left
         #: to read answers: draining running handlers would be wasted work).
