@@ -51,16 +51,10 @@ class Farewell:
         handler complete first, in place of its result); see :meth:`undelivered` for a
         handler that never stops."""
         chosen: dict[RequestId, ReplyRoute] = {}
-        for rid, handler in list(self._handlers.items()):
-            route = self._routes.get(rid) if self._routes else None
-            if route is None:
-                route = getattr(handler, "route", None)  # (an inline handler keeps its own)
-            if route is None or not wanted(route) or not self.connection.is_in_flight(rid):
-                continue
-            if self._farewells is EMPTY_TABLE:
-                self._farewells = {}
-            self._farewells[rid] = self.connection.send_error(rid, code, message)
-            chosen[rid] = route
+        for rid, route in self._answers_due():
+            if route is not None and wanted(route):
+                self._keep(rid, self.connection.send_error(rid, code, message))
+                chosen[rid] = route
         return chosen
 
     def part_channel(self, code: int, message: str) -> list[bytes]:
@@ -72,20 +66,31 @@ class Farewell:
         peer (legacy HTTP+SSE, WebSocket): the peer learns which requests were cut at a
         shutdown, in place of a bare end of the connection."""
         out: list[bytes] = []
-        for rid in list(self._handlers):
-            if (self._routes and rid in self._routes) or getattr(
-                self._handlers[rid], "route", None
-            ) is not None:
-                continue  # (answered through its route: see answer_in_flight)
-            if not self.connection.is_in_flight(rid):
-                continue
-            data = self.connection.send_error(rid, code, message)
-            if self._farewells is EMPTY_TABLE:
-                self._farewells = {}
-            self._farewells[rid] = None  # (answered here: the handler's answer is dropped)
-            if data is not None:
-                out.append(data)
+        for rid, route in self._answers_due():
+            if route is None:  # (a routed request is answer_in_flight's)
+                data = self.connection.send_error(rid, code, message)
+                self._keep(rid, None)  # (answered here: the handler's answer is dropped)
+                if data is not None:
+                    out.append(data)
         return out
+
+    def _answers_due(self) -> list[tuple[RequestId, ReplyRoute | None]]:
+        """Each request whose handler runs and whose answer is still due, with the route
+        that answer takes (``None``: the channel)."""
+        running: list[tuple[RequestId, ReplyRoute | None]] = []
+        for rid, handler in list(self._handlers.items()):
+            if self.connection.is_in_flight(rid):
+                route = self._routes.get(rid) if self._routes else None
+                if route is None:
+                    route = getattr(handler, "route", None)  # (an inline handler keeps its own)
+                running.append((rid, route))
+        return running
+
+    def _keep(self, rid: RequestId, answer: bytes | None) -> None:
+        """Hold ``answer`` as the one ``rid`` gets, in place of its handler's."""
+        if self._farewells is EMPTY_TABLE:
+            self._farewells = {}
+        self._farewells[rid] = answer
 
     def undelivered(self, rid: RequestId) -> bytes | None:
         """The answer :meth:`answer_in_flight` gave ``rid`` if its handler has not

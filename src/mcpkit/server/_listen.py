@@ -310,21 +310,16 @@ def announce_changed(server: LowLevelServer, kind: str, own: ServerSession | Non
 
 
 def tell_changed(
-    server: LowLevelServer,
-    kind: str,
-    own: ServerSession | None,
-    loop_thread: int | None = None,
-    publish: bool = True,
+    server: LowLevelServer, kind: str, own: ServerSession | None, loop_thread: int, publish: bool
 ) -> None:
-    """Tell every initialized client of ``server`` (and, with ``publish``, its bus's
-    listeners) that the ``kind`` list changed; ``own``: the session of the request being
-    handled, if any. On the event loop's thread, for the sessions of that loop
-    (``loop_thread``; ``None``: every session)."""
+    """Tell the initialized clients of ``server`` whose sessions run on ``loop_thread``
+    (and, with ``publish``, the bus's listeners) that the ``kind`` list changed; ``own``:
+    the session of the request being handled, if any. On that loop's thread."""
     if publish:
         server.bus.publish(list_changed_message(kind))
     method = LIST_CHANGED[kind]
     for session in list(server.sessions):
-        if loop_thread is not None and session.loop_thread != loop_thread:
+        if session.loop_thread != loop_thread:
             continue  # (another loop's: told by that loop)
         # Once initialize is answered (notifications are not requests, so they need not
         # wait for notifications/initialized; basic/lifecycle.mdx).
