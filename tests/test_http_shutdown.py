@@ -153,6 +153,67 @@ async def test_a_handler_ignoring_its_cancellation_still_gets_its_stream_answere
             gates.open("let go")  # (before the server stops: it waits for the handler)
 
 
+# The modes whose answer is a JSON body (a 2026-07-28 handler that emits nothing
+# answers with JSON too): on asyncio the handler runs in the POST's own task.
+JSON_MODES = [m for m in MODES if m[0] != "stateful sse" and m[0] != "stateless sse"]
+
+
+@pytest.mark.parametrize(
+    ("options", "era"), [m[1:] for m in JSON_MODES], ids=[m[0] for m in JSON_MODES]
+)
+async def test_a_json_answer_is_not_held_by_a_handler_ignoring_its_cancellation(
+    options: dict[str, Any], era: str
+) -> None:
+    # The handler runs in the task that answers the POST: the session's end answers for
+    # it (the POST waited for as long as the handler ran, here until the test ended).
+    gates = Gates()
+    app = StreamableHTTPApp(blocking_server(gates), **options)
+    with running_server(app) as http:
+        try:
+            with anyio.fail_after(LIMIT):
+                failure = await shut_down_during(http, app, gates, era, "stubborn", {})
+            assert isinstance(failure, RPCError), repr(failure)
+            assert (failure.code, failure.message) == (-32603, SHUTTING_DOWN)
+            assert not gates.get("let go").is_set()  # (answered while it still ran)
+        finally:
+            gates.open("let go")  # (before the server stops: it waits for the handler)
+
+
+async def test_a_deleted_session_answers_its_json_post_at_once_with_404() -> None:
+    # DELETE ends the session while a handler ignoring its cancellation runs: its POST is
+    # answered as any request of an ended session is (404), then, not when the handler
+    # gives up; the handler's late result goes nowhere, and the server serves on.
+    gates = Gates()
+    app = StreamableHTTPApp(blocking_server(gates), json_response=True)
+    with running_server(app) as http:
+        try:
+            async with httpx.AsyncClient(timeout=LIMIT) as client:
+                session = RawSession(client, http.url + "/mcp")
+                await session.open()
+                answers: list[httpx.Response] = []
+
+                async def post() -> None:
+                    answers.append(await session.post(call(7, "stubborn")))
+
+                with anyio.fail_after(LIMIT):
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(post)
+                        await gates.wait("stubborn")
+                        deleted = await client.delete(session.url, headers=session.headers())
+                        assert deleted.status_code == 204, deleted.text
+                [response] = answers
+                assert response.status_code == 404, response.text
+                assert "unknown or expired session" in response.json()["error"]["message"]
+                assert not gates.get("let go").is_set()
+                gates.open("let go")
+                fresh = RawSession(client, http.url + "/mcp")
+                await fresh.open()
+                listed = await fresh.call(8, "tools/list")
+                assert "stubborn" in [tool["name"] for tool in listed["result"]["tools"]]
+        finally:
+            gates.open("let go")
+
+
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_in_process_a_streamed_answer_ends_with_the_shutdown_error(backend: str) -> None:
     # On trio every handler has a task (and cancel scope) of its own, on asyncio the

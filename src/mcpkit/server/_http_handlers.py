@@ -15,7 +15,6 @@ from ..protocol import (
     HandshakeState,
     MessageRejected,
     RequestReceived,
-    encode_error,
     encode_event,
 )
 from ..types import ErrorCode
@@ -23,13 +22,12 @@ from ._asgi import (
     Headers,
     Receive,
     Send,
-    error_body,
     respond,
     respond_error,
     until_disconnected,
 )
 from ._asgi_sse import SSE_HEADERS, Sink, pump
-from ._http_streams import SESSION_GONE, SHUTTING_DOWN, Exchange
+from ._http_streams import ANSWERED, Exchange, ended_answer
 
 if TYPE_CHECKING:
     from ._http_session import HttpSession
@@ -50,18 +48,10 @@ def _json_answer(
         return 200, responses[0]
     if responses:
         return 200, b"[" + b",".join(responses) + b"]"
-    if session.closed and app.shutting_down:
-        # Not 404: a client would open a new session with a server that is going away.
-        # The error answers the request (its id: the client takes it as the request's
-        # answer, a failure of the call, not of its delivery); a batch's, without one.
-        logger.debug("HTTP %d: %s", *SHUTTING_DOWN)
-        rid = event.request_id if type(event) is RequestReceived else None
-        return SHUTTING_DOWN[0], encode_error(rid, ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1])
     if session.closed:
-        # Ended (DELETE, expiry) while its requests ran: "MUST respond to requests
-        # containing that session ID with HTTP 404" (Session Management).
-        logger.debug("HTTP %d: %s", *SESSION_GONE)
-        return SESSION_GONE[0], error_body(ErrorCode.INVALID_REQUEST, SESSION_GONE[1])
+        # Ended (a shutdown; DELETE, expiry) while its requests ran.
+        rid = event.request_id if type(event) is RequestReceived else None
+        return ended_answer(rid, app.shutting_down)
     # Every request was cancelled by the client: there is no answer to give.
     return 202, b""
 
@@ -99,7 +89,7 @@ async def handle_message(
     # (A request, the common case, skips both tests: an isinstance that fails costs a
     # __class__ lookup.)
     if type(event) is RequestReceived:
-        pass
+        rid = event.request_id
     elif isinstance(event, MessageRejected):
         await _rejected(event, send, cors)
         return
@@ -109,12 +99,18 @@ async def handle_message(
         reasons = "; ".join(e.reason for e in event.events if isinstance(e, MessageRejected))
         await respond_error(send, 400, f"Bad Request: {reasons}"[:500], headers=cors)
         return
+    else:
+        rid = None
     json_response = app.json_response
     exchange: Exchange
     sse: _SseExchange | None = None
     watch: _LeaveWatch | None = None
     if json_response:
-        exchange = Exchange(session, False, version)  # (positional: see Exchange)
+        # (positional: see Exchange; late: what the session's end needs to answer a
+        # request whose handler runs in this task, should it ignore its cancellation; a
+        # batch's handlers have tasks of their own, and this one waits for them)
+        late = (send, cors, rid) if rid is not None else None
+        exchange = Exchange(session, False, version, late)
         if session.id is None:  # stateless: see _LeaveWatch
             watch = _LeaveWatch(app, session, receive)
     else:
@@ -134,6 +130,10 @@ async def handle_message(
         if sse is not None and sse.writing is not None:  # (the stream has started)
             await sse.writing.wait()
             return
+        if exchange.late is not None:  # (JSON: this task answers, unless the end did)
+            if exchange.late is ANSWERED:
+                return
+            exchange.late = None
         if count == 0:
             await respond(send, 202, headers=cors)
             return

@@ -34,7 +34,7 @@ from ..types._echo import peer_text
 from ._asgi import Headers, Receive, Send, respond, respond_error
 from ._http_modern_reply import Reply
 from ._http_session import HttpSession
-from ._http_streams import SHUTTING_DOWN, Exchange
+from ._http_streams import ANSWERED, Exchange, LateAnswer, ended_answer
 from ._modern import is_modern
 
 if TYPE_CHECKING:
@@ -106,8 +106,10 @@ class ModernExchange(Exchange):
 
     __slots__ = ("wake",)
 
-    def __init__(self, session: HttpSession, protocol_version: str | None) -> None:
-        Exchange.__init__(self, session, True, protocol_version)  # (positional: see Exchange)
+    def __init__(
+        self, session: HttpSession, protocol_version: str | None, late: LateAnswer
+    ) -> None:
+        Exchange.__init__(self, session, True, protocol_version, late)  # (positional)
         self.wake = Flag()  # (an anyio.Event costs a backend lookup per POST)
 
     async def send(self, message: bytes) -> None:
@@ -211,7 +213,7 @@ async def post_modern(
         return
     tg = app._tg or await app._ensure_runner()
     session.start(tg, app._loop, app._token)
-    exchange = ModernExchange(session, version)
+    exchange = ModernExchange(session, version, (send, cors, event.request_id))
     session.exchanges.add(exchange)
     app.sessionless.add(session)
     answer = Reply(app, exchange, receive, send, cors)
@@ -223,14 +225,14 @@ async def post_modern(
         if not await answer.settle():
             return  # answered, or the client left (then the session ends below)
         if exchange.done.is_set() and not exchange.early:
+            if exchange.late is ANSWERED:
+                return  # (the session's end answered it: see HttpSession.close)
+            exchange.late = None
             [response] = exchange.responses or [b""]
             if not response and session.closed:
                 # Ended unanswered: close_all() (a shutdown) cancelled it.
-                logger.debug("HTTP %d: %s", *SHUTTING_DOWN)
-                response = encode_error(
-                    event.request_id, ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
-                )
-                await respond(send, SHUTTING_DOWN[0], response, headers=cors)
+                status, response = ended_answer(event.request_id, True)
+                await respond(send, status, response, headers=cors)
             elif not response:
                 await respond(send, 202, headers=cors)
             else:

@@ -16,7 +16,8 @@ from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import EMPTY_TABLE, FrameTooLarge, ServerHandshake
 from ..types import V2025_11_25, ErrorCode, RequestId
-from ._http_streams import SHUTTING_DOWN, Exchange, SseStream, is_request
+from ._asgi import respond
+from ._http_streams import ANSWERED, SHUTTING_DOWN, Exchange, SseStream, ended_answer, is_request
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ class HttpSession:
     # no clock for this.
     last_active = 0.0
     _farewelled: dict[RequestId, Exchange] = EMPTY_TABLE  # see part()
+    _parted = False  # part() was called: the session ends in a shutdown
+    _late: tuple[Exchange, ...] = ()  # see close()
 
     def __init__(
         self,
@@ -203,6 +206,10 @@ class HttpSession:
         self.closed = True
         self.server_session.server.sessions.discard(self.server_session)
         self.server_session.release()
+        # JSON answers whose POSTs' tasks run their handlers: answered at once, by
+        # _finish, rather than after the handlers stop (one ignoring its cancellation
+        # would hold its POST for as long as it runs).
+        self._late = tuple(e for e in self.exchanges if e.late is not None)
         self._release()
         if self._task_group is None:
             self._ended()
@@ -216,6 +223,7 @@ class HttpSession:
         their handlers. (Cut without an answer, a stream left the client retrying a server
         going away, only to report that the answer never came; a JSON answer becomes the
         same error with HTTP 503.) Other requests end as :meth:`close` ends them."""
+        self._parted = True
         code, message = ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
         # (_streams_to_a_client accepts exchanges only)
         routes = self.endpoint.answer_in_flight(code, message, _streams_to_a_client)
@@ -238,6 +246,9 @@ class HttpSession:
 
     async def _finish(self) -> None:
         try:
+            for exchange in self._late:
+                await self._answer_late(exchange)
+            self._late = ()  # (their ASGI callables: not kept while the handlers stop)
             await self.endpoint.detach()
             for rid, exchange in self._farewelled.items():
                 answer = self.endpoint.undelivered(rid)
@@ -249,6 +260,20 @@ class HttpSession:
                     await self.store.close_session(self.key)
         finally:
             self._ended()
+
+    async def _answer_late(self, exchange: Exchange) -> None:
+        """Give a JSON POST whose task still runs its handler the answer the session's
+        end leaves it (see :func:`ended_answer`), unless the task has answered since."""
+        late = exchange.late
+        if late is None or late is ANSWERED:
+            return
+        exchange.late = ANSWERED  # (before the await: the POST's task now sends nothing)
+        send, cors, rid = late
+        status, body = ended_answer(rid, self._parted)
+        try:
+            await respond(send, status, body, headers=cors)
+        except Exception:  # (the client's connection may be gone: the request ends anyway)
+            logger.debug("the answer to a POST of an ended session was not sent", exc_info=True)
 
     def _ended(self) -> None:
         self.ended.set()

@@ -12,19 +12,32 @@ waits in the store.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
 from ..aio import Flag
 from ..exceptions import MessageNotDelivered
-from ..protocol import encode_event, encode_retry
+from ..protocol import encode_error, encode_event, encode_retry
+from ..types import ErrorCode
+from ._asgi import error_body
 from ._asgi_sse import Sink
 
 if TYPE_CHECKING:
+    from ..types import RequestId
+    from ._asgi import Send
     from ._http_session import HttpSession
 
-__all__ = ["SESSION_GONE", "SHUTTING_DOWN", "Exchange", "SseStream", "is_request"]
+__all__ = [
+    "ANSWERED",
+    "SESSION_GONE",
+    "SHUTTING_DOWN",
+    "Exchange",
+    "LateAnswer",
+    "SseStream",
+    "ended_answer",
+    "is_request",
+]
 
 logger = logging.getLogger("mcpkit.server.http")
 
@@ -40,6 +53,29 @@ SHUTTING_DOWN: Final = (
     503,
     "Service Unavailable: the server is shutting down; the request was not completed",
 )
+
+
+#: What :attr:`Exchange.late` holds for a JSON answer the POST's task has yet to give: the
+#: POST's ASGI ``send``, its CORS headers, and its request's id.
+LateAnswer = tuple["Send", list[Any], "RequestId | None"]
+#: :attr:`Exchange.late` once the session's end has given the POST its answer (a marker
+#: compared by identity, never unpacked).
+ANSWERED: Final[Any] = ("answered",)
+
+
+def ended_answer(rid: RequestId | None, shutting_down: bool) -> tuple[int, bytes]:
+    """The status and body answering a request whose session ended before it was
+    answered: at a shutdown, 503 and the request's -32603 error (its id: the client takes
+    it as the call's answer, a failure of the call, not of its delivery; a batch's,
+    without one); otherwise (DELETE, idle expiry) 404, "MUST respond to requests
+    containing that session ID with HTTP 404" (``basic/transports.mdx``, Session
+    Management). Not 404 at a shutdown: a client would open a new session with a server
+    that is going away."""
+    if shutting_down:
+        logger.debug("HTTP %d: %s", *SHUTTING_DOWN)
+        return SHUTTING_DOWN[0], encode_error(rid, ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1])
+    logger.debug("HTTP %d: %s", *SESSION_GONE)
+    return SESSION_GONE[0], error_body(ErrorCode.INVALID_REQUEST, SESSION_GONE[1])
 
 
 def is_request(message: bytes) -> bool:
@@ -157,6 +193,7 @@ class Exchange:
         "early",
         "expected",
         "finished",
+        "late",
         "protocol_version",
         "responses",
         "session",
@@ -167,7 +204,11 @@ class Exchange:
     # (Positional parameters: a class called with keywords costs CPython 3.11 about 1,400
     # instructions more, a dict made and unmade, and one is made per POST.)
     def __init__(
-        self, session: HttpSession, sse: bool, protocol_version: str | None = None
+        self,
+        session: HttpSession,
+        sse: bool,
+        protocol_version: str | None = None,
+        late: LateAnswer | None = None,
     ) -> None:
         self.session = session
         self.sse = sse
@@ -183,6 +224,13 @@ class Exchange:
         #: The handler asked to close the connection before the stream existed.
         self.closing = False
         self.close_retry: int | None = None
+        #: A JSON answer not yet given (see :data:`LateAnswer`): should the session end
+        #: while the POST's task still runs a handler (inline, on asyncio), the session
+        #: gives the answer itself, so that a handler ignoring its cancellation cannot
+        #: hold it (:meth:`HttpSession.close`). Whoever answers first takes it: the POST's
+        #: task sets ``None``, the session :data:`ANSWERED`; ``None`` throughout for an
+        #: answer that streams.
+        self.late = late
 
     def expect(self, count: int) -> bool:
         """``count`` calls of :meth:`finish` complete this exchange; returns whether they
