@@ -207,14 +207,21 @@ STUBBORN: Final = textwrap.dedent(
 )
 
 
-async def test_mcpkit_run_answers_stubborn_calls_on_sigterm_over_websocket(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "flags",
+    [("--transport", "ws"), ("--transport", "http", "--json-response")],
+    ids=["websocket", "streamable http json"],
+)
+async def test_mcpkit_run_answers_stubborn_calls_on_sigterm(
+    tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
     # The answers go out at the shutdown hook, not once the handlers' stop grace (3 s)
-    # has passed: by then uvicorn's own close (1012) would have cut them.
+    # has passed: by then uvicorn's own close (1012) would have cut them. (A JSON POST's
+    # handler runs in the POST's own task: it waited until uvicorn gave up, 5 s, then the
+    # client saw the connection drop, unable to tell whether its call had run.)
     (tmp_path / "stubborn.py").write_text(STUBBORN)
     script = tmp_path / "stubborn.py"
-    with http_process("--transport", "ws", script=script) as (process, url):
+    with http_process(*flags, script=script) as (process, url):
         outcomes = await sigterm_during(process, url, "stuck", {})
     assert len(outcomes) == CALLS
     for outcome in outcomes:
