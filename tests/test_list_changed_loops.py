@@ -15,7 +15,7 @@ import anyio.lowlevel
 import pytest
 from anyio.lowlevel import EventLoopToken
 
-from mcpkit.aio import soon_on_loop
+from mcpkit.aio import runs_event_loop, soon_on_loop
 from mcpkit.client import Client
 from mcpkit.server import Server
 
@@ -103,6 +103,43 @@ def test_a_list_change_reaches_the_clients_on_every_loop(where: str) -> None:
             assert loops.heard[name].wait(LIMIT), f"the {name} client was not told"
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_list_change_from_a_loop_without_sessions_never_waits_for_the_others(
+    backend: str,
+) -> None:
+    # An event loop's thread serving none of the server's sessions changes a list while
+    # both session loops are busy until it says so: handed to each loop without waiting,
+    # the change lets it go on at once. (It waited for the first session's loop, which
+    # waited for it: both stalled until the loops' waits gave up.)
+    server = two_loop_server()
+    released = threading.Event()
+    blocking = {name: threading.Event() for name in BACKENDS}
+    unblocked: dict[str, bool] = {}
+
+    finished = {name: threading.Event() for name in BACKENDS}
+
+    def block(name: str) -> None:
+        blocking[name].set()
+        unblocked[name] = released.wait(LIMIT)  # (the loop's thread, held)
+        finished[name].set()
+
+    async def change() -> None:
+        for name in BACKENDS:
+            await anyio.to_thread.run_sync(blocking[name].wait, LIMIT)
+        add_tool(server, "second")  # (from a running loop of its own)
+        released.set()
+
+    with Loops(server) as loops:
+        for thread, name in zip(loops.threads, BACKENDS, strict=True):
+            assert soon_on_loop(thread.ident, loops.tokens[name], block, name)
+        anyio.run(change, backend=backend)
+        for name in BACKENDS:
+            assert finished[name].wait(LIMIT)
+        assert unblocked == dict.fromkeys(BACKENDS, True)
+        for name in BACKENDS:
+            assert loops.heard[name].wait(LIMIT), f"the {name} client was not told"
+
+
 # -- soon_on_loop: the hand-over itself ------------------------------------------------
 
 
@@ -139,3 +176,16 @@ def test_soon_on_loop_runs_on_the_loop_logs_failures_and_refuses_an_ended_loop(
     assert "failed on its event loop" in caplog.text
     assert not soon_on_loop(loop_thread, token, record)  # the loop has ended
     assert ran == [loop_thread]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_runs_event_loop_tells_a_loop_thread_from_a_plain_one(backend: str) -> None:
+    seen: dict[str, bool] = {}
+
+    async def main() -> None:
+        seen["in the loop"] = runs_event_loop()
+        seen["in its worker thread"] = await anyio.to_thread.run_sync(runs_event_loop)
+
+    anyio.run(main, backend=backend)
+    seen["after it"] = runs_event_loop()
+    assert seen == {"in the loop": True, "in its worker thread": False, "after it": False}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from contextvars import Context
@@ -23,7 +24,7 @@ import anyio
 import anyio.from_thread
 from anyio.lowlevel import EventLoopToken
 
-__all__ = ["on_loop_thread", "soon_on_loop"]
+__all__ = ["on_loop_thread", "runs_event_loop", "soon_on_loop"]
 
 logger = logging.getLogger("mcpkit.aio")
 
@@ -44,6 +45,25 @@ def on_loop_thread(
     try:
         anyio.from_thread.run_sync(fn, *args, token=token)
     except anyio.RunFinishedError:
+        return False
+    return True
+
+
+def runs_event_loop() -> bool:
+    """Whether the calling thread is running an event loop (asyncio or trio): code there
+    must not wait for another loop (see the module)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return True
+    trio = sys.modules.get("trio")  # (never imported here: only a running trio has it)
+    if trio is None:
+        return False
+    try:
+        trio.lowlevel.current_trio_token()
+    except RuntimeError:
         return False
     return True
 

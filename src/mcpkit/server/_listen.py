@@ -21,7 +21,7 @@ import anyio
 import anyio.abc
 from msgspec import UNSET
 
-from ..aio import BusMessage, Subscription, on_loop_thread, soon_on_loop
+from ..aio import BusMessage, Subscription, on_loop_thread, runs_event_loop, soon_on_loop
 from ..exceptions import ConnectionClosedError, RPCError, SubscriptionOverflowError
 from ..types import (
     ErrorCode,
@@ -294,15 +294,29 @@ def announce_changed(server: LowLevelServer, kind: str, own: ServerSession | Non
     effort, in the background; nothing to do before the server runs), each session on its
     own event loop's thread: a tool registered from another thread (a sync tool's worker)
     is told from there, and a server serving sessions on several loops (threads) has each
-    loop tell its own. This thread's loop (or, from a thread without one, the first) is
-    waited for; the others are handed the work without waiting (see ``aio._hop``)."""
+    loop tell its own. This thread's loop (or, from a thread running no loop, the first)
+    is waited for; the others are handed the work without waiting (see ``aio._hop``), as
+    every one is when this thread runs a loop serving none of them."""
     loops: dict[int, ServerSession] = {}  # a session of each loop, by its thread
     for session in list(server.sessions):
         loops.setdefault(session.loop_thread, session)
     if not loops:
         server.bus.publish(list_changed_message(kind))
         return
-    first = loops.pop(threading.get_ident(), None) or loops.pop(next(iter(loops)))
+    first = loops.pop(threading.get_ident(), None)
+    if first is None and runs_event_loop():
+        # A loop's thread serving none of these sessions: waiting here for another loop
+        # would stall this one, and that loop may be waiting for it. Each loop is handed
+        # the work (the first one publishes), this one goes on.
+        publish = True
+        for thread, session in loops.items():
+            args = (server, kind, own, thread, publish)
+            if soon_on_loop(thread, session.loop_token, tell_changed, *args):
+                publish = False
+        if publish:  # (every loop has ended)
+            server.bus.publish(list_changed_message(kind))
+        return
+    first = first or loops.pop(next(iter(loops)))
     thread, token = first.loop_thread, first.loop_token
     on_loop_thread(thread, token, tell_changed, server, kind, own, thread, True)
     for thread, session in loops.items():
