@@ -78,6 +78,13 @@ async def endpoint_for(work: Work) -> AsyncIterator[Endpoint]:
         await theirs.aclose()
 
 
+async def run_request(endpoint: Endpoint, work: Work, rid: int, route: Route | None = None) -> None:
+    """Dispatch request ``rid`` (through ``route``, else the channel); return once its
+    handler runs."""
+    await endpoint.dispatch(endpoint.connection.receive_message(request(rid)), route)
+    await work.started[rid].wait()
+
+
 async def farewell_then_end(endpoint: Endpoint, work: Work, stream: Route, other: Route) -> None:
     await work.started[1].wait()
     await work.started[2].wait()
@@ -122,8 +129,7 @@ async def test_a_handler_completing_first_is_answered_by_the_farewell_instead() 
     work, stream = Work(), Route("stream")
     with anyio.fail_after(LIMIT):
         async with endpoint_for(work) as endpoint:
-            await endpoint.dispatch(endpoint.connection.receive_message(request(1)), stream)
-            await work.started[1].wait()
+            await run_request(endpoint, work, 1, stream)
             assert endpoint.answer_in_flight(CODE, MESSAGE, wanted) == {1: stream}
             work.release.set()  # it completes before anyone cancels it
             while not stream.finished:
@@ -138,8 +144,7 @@ async def test_an_undelivered_farewell_is_handed_over_once() -> None:
     with anyio.fail_after(LIMIT):
         async with endpoint_for(work) as endpoint:
             route = Route("stream")
-            await endpoint.dispatch(endpoint.connection.receive_message(request(1)), route)
-            await work.started[1].wait()
+            await run_request(endpoint, work, 1, route)
             endpoint.answer_in_flight(CODE, MESSAGE, wanted)
             answer = endpoint.undelivered(1)
             assert answer is not None
@@ -189,10 +194,8 @@ async def test_part_channel_leaves_routed_requests_to_their_routes() -> None:
     with anyio.fail_after(LIMIT):
         async with endpoint_for(work) as endpoint:
             stream = Route("stream")
-            await endpoint.dispatch(endpoint.connection.receive_message(request(1)), stream)
-            await endpoint.dispatch(endpoint.connection.receive_message(request(2)))
-            await work.started[1].wait()
-            await work.started[2].wait()
+            await run_request(endpoint, work, 1, stream)
+            await run_request(endpoint, work, 2)  # (over the channel)
             answers = endpoint.part_channel(CODE, MESSAGE)
             assert [json.loads(answer) for answer in answers] == [error_for(2)]
             assert endpoint.connection.is_in_flight(1)  # (its route answers it)

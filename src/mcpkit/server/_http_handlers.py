@@ -130,9 +130,9 @@ async def handle_message(
         if sse is not None and sse.writing is not None:  # (the stream has started)
             await sse.writing.wait()
             return
-        if exchange.late is not None:  # (JSON: this task answers, unless the end did)
+        if exchange.late is not None:  # (JSON: exchange.take_answer(), inlined: every POST)
             if exchange.late is ANSWERED:
-                return
+                return  # (the session's end answered it: see HttpSession.close)
             exchange.late = None
         if count == 0:
             await respond(send, 202, headers=cors)

@@ -34,7 +34,7 @@ from ..types._echo import peer_text
 from ._asgi import Headers, Receive, Send, respond, respond_error
 from ._http_modern_reply import Reply
 from ._http_session import HttpSession
-from ._http_streams import ANSWERED, Exchange, LateAnswer, ended_answer
+from ._http_streams import Exchange, LateAnswer, ended_answer
 from ._modern import is_modern
 
 if TYPE_CHECKING:
@@ -225,9 +225,8 @@ async def post_modern(
         if not await answer.settle():
             return  # answered, or the client left (then the session ends below)
         if exchange.done.is_set() and not exchange.early:
-            if exchange.late is ANSWERED:
+            if not exchange.take_answer():
                 return  # (the session's end answered it: see HttpSession.close)
-            exchange.late = None
             [response] = exchange.responses or [b""]
             if not response and session.closed:
                 # Ended unanswered: close_all() (a shutdown) cancelled it.

@@ -13,7 +13,6 @@ import anyio
 from ..aio import Flag
 from ._asgi import Receive, Send, until_disconnected
 from ._asgi_sse import SSE_HEADERS, Sink, pump
-from ._http_streams import ANSWERED
 
 if TYPE_CHECKING:
     from ._http_modern import ModernExchange
@@ -131,9 +130,8 @@ class Reply:
         """Answer with an SSE stream of what the handler emits, to its end; False if the
         client left first."""
         exchange, app, send = self._exchange, self._app, self._send
-        if exchange.late is ANSWERED:
+        if not exchange.take_answer():
             return True  # (the session's end answered it: see HttpSession.close)
-        exchange.late = None
         self.streaming = True
         sink = Sink(app.max_stream_buffer)
         await exchange.start_stream(exchange.session.new_stream(), sink, prime=False)

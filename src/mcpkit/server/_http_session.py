@@ -15,9 +15,9 @@ import anyio.lowlevel
 from ..aio import Endpoint, EventStore, Flag
 from ..exceptions import MessageNotDelivered
 from ..protocol import EMPTY_TABLE, FrameTooLarge, ServerHandshake
-from ..types import V2025_11_25, ErrorCode, RequestId
+from ..types import V2025_11_25, RequestId
 from ._asgi import respond
-from ._http_streams import ANSWERED, SHUTTING_DOWN, Exchange, SseStream, ended_answer, is_request
+from ._http_streams import SHUTDOWN_ERROR, Exchange, SseStream, ended_answer, is_request
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -219,14 +219,13 @@ class HttpSession:
     def part(self) -> None:
         """Before :meth:`close` at a shutdown: the requests whose answers stream to a
         connected client are answered "the server is shutting down" (-32603,
-        :data:`SHUTTING_DOWN`), which ends their streams once :meth:`close` has cancelled
+        :data:`SHUTDOWN_ERROR`), which ends their streams once :meth:`close` has cancelled
         their handlers. (Cut without an answer, a stream left the client retrying a server
         going away, only to report that the answer never came; a JSON answer becomes the
         same error with HTTP 503.) Other requests end as :meth:`close` ends them."""
         self._parted = True
-        code, message = ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
         # (_streams_to_a_client accepts exchanges only)
-        routes = self.endpoint.answer_in_flight(code, message, _streams_to_a_client)
+        routes = self.endpoint.answer_in_flight(*SHUTDOWN_ERROR, _streams_to_a_client)
         self._farewelled = cast("dict[RequestId, Exchange]", routes)
 
     def close_idle(self) -> bool:
@@ -264,10 +263,9 @@ class HttpSession:
     async def _answer_late(self, exchange: Exchange) -> None:
         """Give a JSON POST whose task still runs its handler the answer the session's
         end leaves it (see :func:`ended_answer`), unless the task has answered since."""
-        late = exchange.late
-        if late is None or late is ANSWERED:
+        late = exchange.take_late()  # (before the await: the POST's task now sends nothing)
+        if late is None:
             return
-        exchange.late = ANSWERED  # (before the await: the POST's task now sends nothing)
         send, cors, rid = late
         status, body = ended_answer(rid, self._parted)
         try:

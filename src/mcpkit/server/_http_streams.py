@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWERED",
     "SESSION_GONE",
+    "SHUTDOWN_ERROR",
     "SHUTTING_DOWN",
     "Exchange",
     "LateAnswer",
@@ -55,6 +56,11 @@ SHUTTING_DOWN: Final = (
 )
 
 
+#: The JSON-RPC error (code, message) of a request still running at a shutdown, on every
+#: HTTP-based transport.
+SHUTDOWN_ERROR: Final = (ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1])
+
+
 #: What :attr:`Exchange.late` holds for a JSON answer the POST's task has yet to give: the
 #: POST's ASGI ``send``, its CORS headers, and its request's id.
 LateAnswer = tuple["Send", list[Any], "RequestId | None"]
@@ -73,7 +79,7 @@ def ended_answer(rid: RequestId | None, shutting_down: bool) -> tuple[int, bytes
     that is going away."""
     if shutting_down:
         logger.debug("HTTP %d: %s", *SHUTTING_DOWN)
-        return SHUTTING_DOWN[0], encode_error(rid, ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1])
+        return SHUTTING_DOWN[0], encode_error(rid, *SHUTDOWN_ERROR)
     logger.debug("HTTP %d: %s", *SESSION_GONE)
     return SESSION_GONE[0], error_body(ErrorCode.INVALID_REQUEST, SESSION_GONE[1])
 
@@ -227,10 +233,27 @@ class Exchange:
         #: A JSON answer not yet given (see :data:`LateAnswer`): should the session end
         #: while the POST's task still runs a handler (inline, on asyncio), the session
         #: gives the answer itself, so that a handler ignoring its cancellation cannot
-        #: hold it (:meth:`HttpSession.close`). Whoever answers first takes it: the POST's
-        #: task sets ``None``, the session :data:`ANSWERED`; ``None`` throughout for an
-        #: answer that streams.
+        #: hold it (:meth:`HttpSession.close`). Whoever answers first takes it
+        #: (:meth:`take_answer`, :meth:`take_late`); ``None`` throughout for an answer
+        #: that streams.
         self.late = late
+
+    def take_answer(self) -> bool:
+        """For the POST's task, before it answers: whether the answer is still its own to
+        give (False: the session's end gave it). From here on the end gives none."""
+        if self.late is ANSWERED:
+            return False
+        self.late = None
+        return True
+
+    def take_late(self) -> LateAnswer | None:
+        """For the session's end: what it needs to give the POST's answer itself
+        (``None``: the POST's task gives it, or has). From here on the task gives none."""
+        late = self.late
+        if late is None or late is ANSWERED:
+            return None
+        self.late = ANSWERED
+        return late
 
     def expect(self, count: int) -> bool:
         """``count`` calls of :meth:`finish` complete this exchange; returns whether they

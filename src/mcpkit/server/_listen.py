@@ -300,27 +300,24 @@ def announce_changed(server: LowLevelServer, kind: str, own: ServerSession | Non
     loops: dict[int, ServerSession] = {}  # a session of each loop, by its thread
     for session in list(server.sessions):
         loops.setdefault(session.loop_thread, session)
-    if not loops:
-        server.bus.publish(list_changed_message(kind))
-        return
     first = loops.pop(threading.get_ident(), None)
-    if first is None and runs_event_loop():
-        # A loop's thread serving none of these sessions: waiting here for another loop
-        # would stall this one, and that loop may be waiting for it. Each loop is handed
-        # the work (the first one publishes), this one goes on.
-        publish = True
-        for thread, session in loops.items():
-            args = (server, kind, own, thread, publish)
-            if soon_on_loop(thread, session.loop_token, tell_changed, *args):
-                publish = False
-        if publish:  # (every loop has ended)
-            server.bus.publish(list_changed_message(kind))
-        return
-    first = first or loops.pop(next(iter(loops)))
-    thread, token = first.loop_thread, first.loop_token
-    on_loop_thread(thread, token, tell_changed, server, kind, own, thread, True)
+    if first is None and loops and not runs_event_loop():
+        # From a thread running no loop (a sync tool's worker), one loop is waited for, so
+        # the notifications are queued when the call returns. (A loop's thread serving
+        # none of these sessions waits for none: that would stall it, and the other loop
+        # may be waiting for it.)
+        first = loops.pop(next(iter(loops)))
+    publish = True  # (the bus's listeners are told once, by the first loop reached)
+    if first is not None:
+        thread = first.loop_thread
+        if on_loop_thread(thread, first.loop_token, tell_changed, server, kind, own, thread, True):
+            publish = False
     for thread, session in loops.items():
-        soon_on_loop(thread, session.loop_token, tell_changed, server, kind, own, thread, False)
+        args = (server, kind, own, thread, publish)
+        if soon_on_loop(thread, session.loop_token, tell_changed, *args):
+            publish = False
+    if publish:  # (no session yet, or every loop has ended)
+        server.bus.publish(list_changed_message(kind))
 
 
 def tell_changed(

@@ -10,9 +10,8 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol import encode_event
-from ..types import ErrorCode
 from ._asgi_sse import Sink
-from ._http_streams import SHUTTING_DOWN
+from ._http_streams import SHUTDOWN_ERROR
 from ._session import ServerSession
 
 if TYPE_CHECKING:
@@ -91,12 +90,12 @@ class LegacySession:
     def close(self, *, parting: bool = False) -> None:
         """End the session from the server's side (its stream ends normally).
         ``parting`` (a shutdown): the requests still running are answered first, on the
-        stream, with -32603 "the server is shutting down" (:data:`SHUTTING_DOWN`), so
+        stream, with -32603 "the server is shutting down" (:data:`SHUTDOWN_ERROR`), so
         that the client knows which calls were cut, and that by the server."""
         channel = self.channel
         if parting and not channel.closed:
             endpoint = self.server_session.endpoint
-            for answer in endpoint.part_channel(ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]):
+            for answer in endpoint.part_channel(*SHUTDOWN_ERROR):
                 channel.sink.put(encode_event(answer, event="message"))
         channel.shut()
         self.run_scope.cancel()

@@ -29,7 +29,7 @@ from ._asgi import (
     respond_error,
 )
 from ._http_security import check_security
-from ._http_streams import SHUTTING_DOWN
+from ._http_streams import SHUTDOWN_ERROR
 from ._lifespan import asgi_lifespan
 from ._session import ServerSession
 
@@ -229,9 +229,7 @@ class WebSocketApp:
             channel.ending = (_GOING_AWAY, "the server is shutting down")
             # The requests still running are answered -32603 before the close frame, so
             # that the client knows which calls were cut, and that by the server.
-            channel.parting = session.endpoint.part_channel(
-                ErrorCode.INTERNAL_ERROR, SHUTTING_DOWN[1]
-            )
+            channel.parting = session.endpoint.part_channel(*SHUTDOWN_ERROR)
             serving.cancel()  # the session's teardown closes the channel
 
     async def shutdown(self, timeout: float = 2.0) -> None:
