@@ -6,8 +6,9 @@ take a response either. The protocol classes here close a connection whose reque
 headers are not complete within ``header_timeout`` seconds of it being ready for a
 request (mcpkit's ASGI apps bound the body themselves), and abort one whose client reads
 nothing of a pending response for ``write_timeout`` seconds. A response with a
-``Content-Length`` goes out in one write, headers and body together (see
-:class:`Coalescing`): one ``send`` system call per JSON answer, not two.
+``Content-Length`` goes out in one write, headers and body together, after the tasks of
+its event-loop turn (see :mod:`._writes`): one ``send`` system call per JSON answer, not
+two, and none in the middle of another request's handling.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from typing import Any, Final, cast
 from ..protocol import encode_error
 from ..types import ErrorCode
 from ._uvicorn_support import (
-    Coalescing,
     HttpServer,
     app_limit,
     bound_invalid_request_logs,
     check_certificate,
     raise_open_files,
     startup_failed,
-    unsent_bytes,
 )
+from ._writes import Coalescing, WriteBatch, unsent_bytes
 
 __all__ = ["SHUTDOWN_HOOK_TIMEOUT", "HttpServer", "serve_http"]
 
@@ -58,6 +58,7 @@ def _protocol_class(
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
     except ImportError:  # httptools is missing: the pure-Python parser
         from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
+    batch = WriteBatch()  # (one per server: a server serves on one event loop)
 
     class DeadlineProtocol(base):
         """Closes connections whose request headers do not arrive in time, or pass
@@ -80,7 +81,7 @@ def _protocol_class(
         _stall_left = 0  # bytes buffered at the last check of a paused connection
 
         def connection_made(self, transport: Any) -> None:
-            self._writes = Coalescing(transport, self)
+            self._writes = Coalescing(transport, self, batch)
             super().connection_made(cast(asyncio.Transport, self._writes))
             self._arm()
 
