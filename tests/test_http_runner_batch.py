@@ -187,7 +187,9 @@ class _Transport:
         return "peer" if name == "peername" else default
 
 
-def _connection(fail: bool = False) -> tuple[Coalescing, _Transport, SimpleNamespace]:
+def _connection(
+    batch: WriteBatch, fail: bool = False
+) -> tuple[Coalescing, _Transport, SimpleNamespace]:
     """A wrapper whose protocol is in the middle of a response with a Content-Length."""
     transport = _Transport(fail)
     cycle = SimpleNamespace(
@@ -197,10 +199,12 @@ def _connection(fail: bool = False) -> tuple[Coalescing, _Transport, SimpleNames
         expected_content_length=4,
     )
     protocol = SimpleNamespace(cycle=cycle)
-    return Coalescing(transport, protocol, _BATCH), transport, protocol  # type: ignore[arg-type]
+    return Coalescing(transport, protocol, batch), transport, protocol  # type: ignore[arg-type]
 
 
-_BATCH = WriteBatch()
+def _others_ready() -> None:
+    """Another callback ready in this loop turn (another request's task, under load)."""
+    asyncio.get_running_loop().call_soon(lambda: None)
 
 
 async def _turn_ends() -> None:
@@ -218,13 +222,33 @@ def _answer(connection: Coalescing) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # (the runner is asyncio's)
 async def test_an_answer_is_held_until_the_turn_ends() -> None:
-    connection, transport, _ = _connection()
+    connection, transport, _ = _connection(WriteBatch())
+    _others_ready()
     _answer(connection)
     assert transport.log == []
     assert connection.get_write_buffer_size() == 7 + len(b"HEAD\r\nbody")
     await _turn_ends()
     assert transport.log == [b"HEAD\r\nbody"]  # one write, headers and body
     assert connection.get_write_buffer_size() == 7
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # (the runner is asyncio's)
+async def test_with_nothing_else_to_run_an_answer_goes_at_once() -> None:
+    # One client: nothing to batch with, so no loop turn is added to its wait; with
+    # another callback ready (another request's task), both answers wait for the turn.
+    batch = WriteBatch()
+    alone, alone_transport, _ = _connection(batch)
+    _answer(alone)
+    assert alone_transport.log == [b"HEAD\r\nbody"]
+    first, first_transport, _ = _connection(batch)
+    second, second_transport, _ = _connection(batch)
+    _others_ready()
+    _answer(first)
+    _answer(second)
+    assert first_transport.log == second_transport.log == []
+    await _turn_ends()
+    assert first_transport.log == second_transport.log == [b"HEAD\r\nbody"]
 
 
 @pytest.mark.anyio
@@ -240,7 +264,8 @@ async def test_an_answer_is_held_until_the_turn_ends() -> None:
     ],
 )
 async def test_what_follows_a_held_answer_goes_after_it(act: Any, after: list[Any]) -> None:
-    connection, transport, protocol = _connection()
+    connection, transport, protocol = _connection(WriteBatch())
+    _others_ready()
     _answer(connection)
     protocol.cycle = None  # (the response is complete: what comes next is written at once)
     act(connection)
@@ -252,8 +277,10 @@ async def test_what_follows_a_held_answer_goes_after_it(act: Any, after: list[An
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # (the runner is asyncio's)
 async def test_an_aborted_or_closed_connection_drops_its_held_answer() -> None:
-    aborted, aborted_transport, _ = _connection()
-    gone, gone_transport, _ = _connection()
+    batch = WriteBatch()
+    aborted, aborted_transport, _ = _connection(batch)
+    gone, gone_transport, _ = _connection(batch)
+    _others_ready()
     _answer(aborted)
     _answer(gone)
     aborted.abort()
@@ -266,8 +293,10 @@ async def test_an_aborted_or_closed_connection_drops_its_held_answer() -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # (the runner is asyncio's)
 async def test_a_failing_write_loses_no_other_answer(caplog: pytest.LogCaptureFixture) -> None:
-    failing, _, _ = _connection(fail=True)
-    fine, fine_transport, _ = _connection()
+    batch = WriteBatch()
+    failing, _, _ = _connection(batch, fail=True)
+    fine, fine_transport, _ = _connection(batch)
+    _others_ready()
     _answer(failing)
     _answer(fine)
     await _turn_ends()
