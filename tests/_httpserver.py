@@ -19,6 +19,16 @@ ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 _THREAD_TIMEOUT = 20.0
 
 
+async def serve_lifespan(receive: Any, send: Any) -> None:
+    """A plain ASGI app's lifespan: every event completed at once, until the shutdown."""
+    while True:
+        event = await receive()
+        kind = event["type"].removeprefix("lifespan.")
+        await send({"type": f"lifespan.{kind}.complete"})
+        if kind == "shutdown":
+            return
+
+
 def _submit(coroutine: Any, loop: asyncio.AbstractEventLoop) -> Any:
     """``run_coroutine_threadsafe`` in an empty context: the task must not inherit the
     caller's context variables (sniffio's, set by trio, would make code on the server's

@@ -19,7 +19,7 @@ import pytest
 
 from mcpkit.transports._writes import Coalescing, WriteBatch
 
-from ._httpserver import running_server
+from ._httpserver import running_server, serve_lifespan
 
 WAIT = 15.0  # the bound on every socket read of these tests
 BIG = 100 * 1024  # over the largest body written together with its headers
@@ -30,12 +30,8 @@ async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     in two pieces; ``/big/<tag>``: ``BIG`` bytes with a Content-Length; ``/empty/<tag>``:
     Content-Length 0."""
     if scope["type"] == "lifespan":
-        while True:
-            event = await receive()
-            kind = event["type"].removeprefix("lifespan.")
-            await send({"type": f"lifespan.{kind}.complete"})
-            if kind == "shutdown":
-                return
+        await serve_lifespan(receive, send)
+        return
     if scope["type"] != "http":
         return
     kind, tag = scope["path"].strip("/").split("/")

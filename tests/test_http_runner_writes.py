@@ -21,7 +21,7 @@ import pytest
 from mcpkit.exceptions import LocalProtocolError
 from mcpkit.transports import serve_http
 
-from ._httpserver import running_server
+from ._httpserver import running_server, serve_lifespan
 from ._logseen import LogSeen, watching
 
 #: Larger than what the kernel's socket buffers on loopback can absorb (a few MiB), so
@@ -40,12 +40,8 @@ class _App:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                event = await receive()
-                kind = event["type"].removeprefix("lifespan.")
-                await send({"type": f"lifespan.{kind}.complete"})
-                if kind == "shutdown":
-                    return
+            await serve_lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
         if scope["path"] == "/whole":
