@@ -86,7 +86,8 @@ class WriteBatch:
 class Coalescing:
     """A connection's transport that sends a response's headers and its body in one
     write when the body follows at once, and holds that write in its server's
-    :class:`WriteBatch` until the end of the loop turn.
+    :class:`WriteBatch` until the end of the loop turn (unless nothing else is left to run
+    in it).
 
     For a response with a ``Content-Length`` (every JSON answer) the headers are held until
     the first body write, which carries them. Anything else (chunked and streamed
