@@ -6,7 +6,9 @@ Contenders (every one a separate process, all on the same uvicorn + httptools se
   stateful with SSE answers (the default), stateful with ``--json-response``, and
   ``--stateless --json-response``;
 * ``mcp``: ``bench/official_http_server.py``, the official SDK, in the same three modes;
-* ``bare``: ``bench/bare_http_server.py``, a bare ASGI app answering JSON (the floor).
+* ``bare``: ``bench/bare_http_server.py``, a bare ASGI app answering JSON (the floor);
+* ``flat``: ``bench/flat_http_server.py``, the least work a stateful MCP endpoint does per
+  call, written flat (a reference: how far a leaner request path could go).
 
 All servers are started first, pinned to one CPU; wrk runs pinned to the other (when there
 are two). Stateful servers get their sessions beforehand (:func:`~bench._httpload.open_sessions`),
@@ -86,6 +88,11 @@ CONTENDERS: Final[dict[str, tuple[str, str, list[str]]]] = {
         for impl in ("mcpkit", "mcp")
     },
     "bare json": ("bare", "json", [_PY, str(ROOT / "bench" / "bare_http_server.py")]),
+    "flat stateful+json": (
+        "flat",
+        "stateful+json",
+        [_PY, str(ROOT / "bench" / "flat_http_server.py")],
+    ),
 }
 
 
@@ -299,7 +306,11 @@ def run_http(config: HttpConfig, *, log: Callable[[str], None]) -> dict[str, Any
         for c in config.connections:
             kit = servers[f"mcpkit {mode}"]["rows"].get(str(c))
             entry: dict[str, Any] = {"mode": mode, "connections": c}
-            for other, key in ((f"mcp {mode}", "mcpkit/mcp"), ("bare json", "mcpkit/bare")):
+            for other, key in (
+                (f"mcp {mode}", "mcpkit/mcp"),
+                ("bare json", "mcpkit/bare"),
+                ("flat stateful+json", "mcpkit/flat"),
+            ):
                 row = servers[other]["rows"].get(str(c))
                 paired = _paired(kit, row, "server_cpu_per_request_s")
                 entry[f"cpu {key}"] = statistics.median(paired) if paired else None

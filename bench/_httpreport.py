@@ -95,14 +95,14 @@ def render_http(http: dict[str, Any]) -> list[str]:
     )
     lines.append("")
     header = ["mode", "clients", "CPU mcpkit/mcp", "(range)", "CPU mcpkit/bare", "(range)"]
-    header.append("req/s mcpkit/mcp")
+    header += ["CPU mcpkit/flat", "req/s mcpkit/mcp"]
     rows = []
     for r in http["ratios"].values():
         rows.append([r["mode"], str(r["connections"])])
         for key in ("cpu mcpkit/mcp", "cpu mcpkit/bare"):
             span = r[f"{key} range"]
             rows[-1] += [_ratio(r[key]), f"{span[0]:.2f}-{span[1]:.2f}" if span else ""]
-        rows[-1].append(_ratio(r["req/s mcpkit/mcp"]))
+        rows[-1] += [_ratio(r.get("cpu mcpkit/flat")), _ratio(r["req/s mcpkit/mcp"])]
     lines += _table(header, rows)
     lines.append(
         "(ratios: the median over the repeats of the ratio within each repeat, and its range)"
