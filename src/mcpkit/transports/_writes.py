@@ -46,12 +46,12 @@ class WriteBatch:
     """The connections of one server (one event loop) holding a complete answer, written
     by one callback that runs once the tasks ready in this loop turn have run."""
 
-    __slots__ = ("_held", "_loop", "_ready")
+    __slots__ = ("_held", "_loop", "_loop_ready")
 
     def __init__(self) -> None:
         self._held: list[Coalescing] = []
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready: Sized | None = None
+        self._loop_ready: Sized | None = None
 
     def hold(self, connection: Coalescing) -> bool:
         """Hold ``connection``'s answer for the end of the loop turn; ``False`` (nothing
@@ -64,8 +64,8 @@ class WriteBatch:
                 loop = self._loop = asyncio.get_running_loop()
                 # asyncio's own loops keep the callbacks left to run in ``_ready``;
                 # another loop (say, uvloop) always batches.
-                self._ready = getattr(loop, "_ready", None)
-            ready = self._ready
+                self._loop_ready = getattr(loop, "_ready", None)
+            ready = self._loop_ready
             if ready is not None and not ready:
                 return False
             # (call_soon: after every callback already in the loop's ready queue, which
@@ -97,7 +97,7 @@ class Coalescing:
     holds. Everything else is the transport's own.
     """
 
-    __slots__ = ("_batch", "_held", "_held_for", "_protocol", "_ready", "_transport", "upgraded")
+    __slots__ = ("_answer", "_batch", "_held", "_held_for", "_protocol", "_transport", "upgraded")
 
     def __init__(self, transport: asyncio.Transport, protocol: Any, batch: WriteBatch) -> None:
         self._transport = transport
@@ -105,7 +105,7 @@ class Coalescing:
         self._batch = batch
         self._held: bytes | None = None  # a response's headers, waiting for its body
         self._held_for: object = None  # the request cycle whose headers were held
-        self._ready: bytes | None = None  # a complete answer, waiting for the batch
+        self._answer: bytes | None = None  # a complete answer, waiting for the batch
         #: The connection was handed to another protocol (a WebSocket upgrade).
         self.upgraded = False
 
@@ -118,11 +118,11 @@ class Coalescing:
                 # pauses the protocol past the high-water mark (so no backpressure and
                 # no write deadline for a client that reads nothing); copying a small
                 # body costs less than the system call saved.
-                if self._ready is not None:
+                if self._answer is not None:
                     self.release()
                 answer = held + data
                 if self._batch.hold(self):
-                    self._ready = answer
+                    self._answer = answer
                 else:
                     self._transport.write(answer)
             else:
@@ -147,18 +147,18 @@ class Coalescing:
 
     def _write(self, data: bytes) -> None:
         """Write now, after the answer this connection still holds."""
-        if self._ready is not None:
+        if self._answer is not None:
             self.release()
         self._transport.write(data)
 
     def release(self) -> None:
         """Write the complete answer held for the batch (dropped if the connection is
         closing: its peer is gone, as for any write to a closing transport)."""
-        ready = self._ready
-        if ready is not None:
-            self._ready = None
+        answer = self._answer
+        if answer is not None:
+            self._answer = None
             if not self._transport.is_closing():
-                self._transport.write(ready)
+                self._transport.write(answer)
 
     def flush(self) -> None:
         """Write headers held for a body that never came (after the answer held for the
@@ -186,15 +186,15 @@ class Coalescing:
         self._transport.close()
 
     def abort(self) -> None:
-        self._held = self._ready = None
+        self._held = self._answer = None
         self._transport.abort()
 
     def is_closing(self) -> bool:
         return self._transport.is_closing()
 
     def get_write_buffer_size(self) -> int:
-        ready = self._ready
-        return self._transport.get_write_buffer_size() + (len(ready) if ready else 0)
+        answer = self._answer
+        return self._transport.get_write_buffer_size() + (len(answer) if answer else 0)
 
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
         self._flush_all()  # an upgrade (WebSocket): the new protocol writes at once
