@@ -83,15 +83,21 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
         await _respond(send, 200, head + b',"result":' + result + b"}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def serve_main(name: str, served: Callable[..., Awaitable[None]]) -> None:
+    """The command line of an HTTP contender: ``--port``; announces
+    ``<name>: serving HTTP on <url>`` on stderr once it listens."""
+    parser = argparse.ArgumentParser(description=sys.modules[served.__module__].__doc__)
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
 
     def announce(http: Any) -> None:
-        print(f"bare: serving HTTP on {http.url}/mcp", file=sys.stderr, flush=True)
+        print(f"{name}: serving HTTP on {http.url}/mcp", file=sys.stderr, flush=True)
 
-    asyncio.run(serve_http(app, host="127.0.0.1", port=args.port, ready=announce))
+    asyncio.run(serve_http(served, host="127.0.0.1", port=args.port, ready=announce))
+
+
+def main() -> None:
+    serve_main("bare", app)
 
 
 if __name__ == "__main__":

@@ -24,18 +24,16 @@ Run: ``python bench/flat_http_server.py [--port N]``. Prints ``flat: serving HTT
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import secrets
-import sys
 from collections.abc import Awaitable, Callable
 from time import monotonic
 from typing import Any, Final, Literal
 
 import msgspec
 
+from bare_http_server import app as bare_app
+from bare_http_server import serve_main
 from mcpkit.protocol._jsonschema import compile_schema
-from mcpkit.transports import serve_http
 from mcpkit.types import CallToolRequestParams, CallToolResult, TextContent
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -74,6 +72,9 @@ _INIT_RESULT: Final = {
     "serverInfo": {"name": "flat", "version": "1"},
 }
 
+#: The header values a POST's checks depend on alone (mcpkit memoizes the same ones).
+_MEMO_HEADERS: Final = (b"host", b"origin", b"content-type", b"accept", b"mcp-protocol-version")
+
 _sessions: dict[bytes, _Session] = {}
 _passed: set[tuple[bytes | None, ...]] = set()
 
@@ -98,34 +99,21 @@ async def _respond(send: Send, status: int, body: bytes, headers: list[Any]) -> 
 
 
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
-    if scope["type"] == "lifespan":
-        while True:
-            event = await receive()
-            kind = event["type"].removeprefix("lifespan.")
-            await send({"type": f"lifespan.{kind}.complete"})
-            if kind == "shutdown":
-                return
     if scope["type"] != "http":
+        await bare_app(scope, receive, send)  # (the lifespan)
         return
     pairs = scope["headers"]
     headers = dict(pairs)
     if sum(len(name) + len(value) for name, value in pairs) > _MAX_HEADER_BYTES:
         await _respond(send, 431, b"", [])
         return
-    get = headers.get
-    key = (
-        get(b"host"),
-        get(b"origin"),
-        get(b"content-type"),
-        get(b"accept"),
-        get(b"mcp-protocol-version"),
-    )
+    key = tuple(map(headers.get, _MEMO_HEADERS))
     if key not in _passed:
         if key[0] is None or key[0].split(b":")[0] not in (b"127.0.0.1", b"localhost"):
             await _respond(send, 403, b"", [])
             return
         _passed.add(key)
-    raw = get(b"mcp-session-id")
+    raw = headers.get(b"mcp-session-id")
     session = _sessions.get(raw) if raw is not None else None
     if raw is not None and session is None:
         await _respond(send, 404, b"", [])
@@ -160,14 +148,7 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-
-    def announce(http: Any) -> None:
-        print(f"flat: serving HTTP on {http.url}/mcp", file=sys.stderr, flush=True)
-
-    asyncio.run(serve_http(app, host="127.0.0.1", port=args.port, ready=announce))
+    serve_main("flat", app)
 
 
 if __name__ == "__main__":
