@@ -8,8 +8,8 @@ the app) per ``tools/call echo`` POST: each server answers ``N0`` and, in a fres
 ``initialize`` for the stateful modes); the difference over ``N - N0`` requests is the cost
 of one. ``PYTHONHASHSEED=0`` makes the counts repeatable to a few hundred instructions.
 The contenders are those of ``python -m bench http`` without the official SDK (whose
-servers do not exit cleanly on a signal under valgrind in time): the bare ASGI floor and
-mcpkit's three modes.
+servers do not exit cleanly on a signal under valgrind in time): the bare ASGI floor, the
+flat reference endpoint and mcpkit's three modes.
 
 The same is measured under concurrency: ``CONCURRENT`` keep-alive connections (stateful:
 a session each), driven from one selector loop, each with one request in flight at a time,
@@ -49,7 +49,13 @@ N: Final = 1_300
 #: Connections of the concurrent runs (each answers ``N0 // CONCURRENT`` or
 #: ``N // CONCURRENT`` requests).
 CONCURRENT: Final = 16
-NAMES: Final = ("bare json", "mcpkit stateful+json", "mcpkit stateful+sse", "mcpkit stateless+json")
+NAMES: Final = (
+    "bare json",
+    "flat stateful+json",
+    "mcpkit stateful+json",
+    "mcpkit stateful+sse",
+    "mcpkit stateless+json",
+)
 _COLLECTED: Final = re.compile(r"Collected : (\d+)")
 _TIMEOUT: Final = 120.0  # every step under valgrind (about 50 times slower)
 

@@ -94,6 +94,7 @@ _TOOLS: Final = {
 
 
 async def _respond(send: Send, status: int, body: bytes, headers: list[Any]) -> None:
+    headers = [(b"content-length", b"%d" % len(body)), *headers]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -144,7 +145,7 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
     finally:
         session.in_flight.discard(rid)
     session.last_active = monotonic()
-    await _respond(send, 200, answer, [(b"content-length", b"%d" % len(answer)), _JSON])
+    await _respond(send, 200, answer, [_JSON])
 
 
 def main() -> None:
