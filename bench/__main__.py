@@ -53,10 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         "sections",
         nargs="*",
         default="all",  # a string: argparse checks a list default against the choices
-        choices=[*SECTIONS, "all", "profile", "profile-http", "http-icount"],
+        choices=[*SECTIONS, "all", "profile", "profile-http", "http-icount", "http-inprocess"],
         help="what to run (default: all = codec stdio startup http; profile runs cProfile, "
         "profile-http py-spy on the HTTP server, http-icount counts the HTTP servers' "
-        "instructions per request with valgrind)",
+        "instructions per request with valgrind, http-inprocess drives the HTTP apps in "
+        "process)",
     )
     parser.add_argument("--quick", action="store_true", help="small counts, for smoke runs")
     parser.add_argument(
@@ -135,6 +136,17 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             return run_http_icount(log=_log)
+        except ServerError as exc:
+            _log(f"benchmark failed: {exc}")
+            return 1
+    if "http-inprocess" in requested:
+        if len(requested) > 1:
+            _log("`http-inprocess` runs on its own")
+            return 2
+        from ._httpinproc import run_http_inprocess
+
+        try:
+            return run_http_inprocess(log=_log)
         except ServerError as exc:
             _log(f"benchmark failed: {exc}")
             return 1
