@@ -95,6 +95,21 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _run_solo(name: str, results: Path) -> int:
+    """One of the HTTP measurements that run on their own."""
+    if name == "profile-http":
+        from ._httpprofile import run_http_profile
+
+        return run_http_profile(results, duration_s=8, log=_log)
+    if name == "http-icount":
+        from ._httpicount import run_http_icount
+
+        return run_http_icount(log=_log)
+    from ._httpinproc import run_http_inprocess
+
+    return run_http_inprocess(log=_log)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     requested = [args.sections] if isinstance(args.sections, str) else args.sections
@@ -117,39 +132,16 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"benchmark failed: {exc}")
             return 1
         return 0
-    if "profile-http" in requested:
-        if len(requested) > 1:
-            _log("`profile-http` runs on its own")
-            return 2
-        from ._httpprofile import run_http_profile
-
-        try:
-            return run_http_profile(args.output.parent, duration_s=8, log=_log)
-        except ServerError as exc:
-            _log(f"benchmark failed: {exc}")
-            return 1
-    if "http-icount" in requested:
-        if len(requested) > 1:
-            _log("`http-icount` runs on its own")
-            return 2
-        from ._httpicount import run_http_icount
-
-        try:
-            return run_http_icount(log=_log)
-        except ServerError as exc:
-            _log(f"benchmark failed: {exc}")
-            return 1
-    if "http-inprocess" in requested:
-        if len(requested) > 1:
-            _log("`http-inprocess` runs on its own")
-            return 2
-        from ._httpinproc import run_http_inprocess
-
-        try:
-            return run_http_inprocess(log=_log)
-        except ServerError as exc:
-            _log(f"benchmark failed: {exc}")
-            return 1
+    for solo in ("profile-http", "http-icount", "http-inprocess"):
+        if solo in requested:
+            if len(requested) > 1:
+                _log(f"`{solo}` runs on its own")
+                return 2
+            try:
+                return _run_solo(solo, args.output.parent)
+            except ServerError as exc:
+                _log(f"benchmark failed: {exc}")
+                return 1
     sections = list(SECTIONS) if "all" in requested else [s for s in SECTIONS if s in requested]
 
     from ._report import environment, evaluate_targets, render, source_digest, write_json

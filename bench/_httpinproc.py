@@ -23,22 +23,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from ._httpicount import NAMES  # (the same contenders: every one but the official SDK's)
 from ._rawclient import ServerError
 from ._servers import ECHO_TEXT, ROOT
 
 __all__ = ["run_http_inprocess"]
 
-N: Final = 20_000
-IN_FLIGHT: Final = 64
-REPEATS: Final = 3
-WARMUP: Final = 500
-NAMES: Final = (
-    "bare json",
-    "flat stateful+json",
-    "mcpkit stateful+json",
-    "mcpkit stateful+sse",
-    "mcpkit stateless+json",
-)
+#: POSTs per measurement, best of ``REPEATS``, after ``WARMUP`` POSTs; ``IN_FLIGHT`` at a
+#: time in the concurrent one.
+N, REPEATS, WARMUP, IN_FLIGHT = 20_000, 3, 500, 64
 _VERSION: Final = b"2025-06-18"
 _INIT: Final = json.dumps(
     {
