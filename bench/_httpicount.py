@@ -42,7 +42,7 @@ from ._httpload import HttpServerProcess
 from ._rawclient import ServerError
 from ._servers import ECHO_TEXT, ROOT
 
-__all__ = ["run_http_icount"]
+__all__ = ["NAMES", "call_body", "run_http_icount"]
 
 N0: Final = 300
 N: Final = 1_300
@@ -84,7 +84,7 @@ def _post(sock: socket.socket, host: str, body: bytes, extra: bytes) -> tuple[by
     return head, rest
 
 
-def _call_body(rid: int) -> bytes:
+def call_body(rid: int) -> bytes:
     return (
         b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
         b'"arguments":{"text":"%s"}}}' % (rid, ECHO_TEXT.encode())
@@ -123,7 +123,7 @@ def _drive(url: str, requests: int, stateful: bool) -> None:
     with socket.create_connection((name, int(port)), timeout=_TIMEOUT) as sock:
         extra = _open_session(sock, host) if stateful else b""
         for rid in range(10, 10 + requests):
-            _check(*_post(sock, host, _call_body(rid), extra))
+            _check(*_post(sock, host, call_body(rid), extra))
 
 
 class _Client:
@@ -142,7 +142,7 @@ class _Client:
 
     def send(self) -> None:
         self.rid += 1
-        body = _call_body(self.rid)
+        body = call_body(self.rid)
         self.sock.sendall(self.head + b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
     def answers(self) -> int:

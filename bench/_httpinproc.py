@@ -23,8 +23,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from ._httpicount import NAMES  # (the same contenders: every one but the official SDK's)
-from ._rawclient import ServerError
+# (the same contenders as http-icount, every one but the official SDK's, and its bodies)
+from ._httpicount import NAMES, call_body
+from ._rawclient import INIT_PARAMS, PROTOCOL_VERSION, ServerError
 from ._servers import ECHO_TEXT, ROOT
 
 __all__ = ["run_http_inprocess"]
@@ -32,29 +33,13 @@ __all__ = ["run_http_inprocess"]
 #: POSTs per measurement, best of ``REPEATS``, after ``WARMUP`` POSTs; ``IN_FLIGHT`` at a
 #: time in the concurrent one.
 N, REPEATS, WARMUP, IN_FLIGHT = 20_000, 3, 500, 64
-_VERSION: Final = b"2025-06-18"
+_VERSION: Final = PROTOCOL_VERSION.encode()
 _INIT: Final = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": _VERSION.decode(),
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"},
-        },
-    }
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
 ).encode()
 _INITIALIZED: Final = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
-
-
-def _call_body(rid: int) -> bytes:
-    return (
-        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
-        b'"arguments":{"text":"%s"}}}' % (rid, ECHO_TEXT.encode())
-    )
 
 
 def _app(name: str) -> App:
@@ -166,7 +151,7 @@ async def _measure(name: str) -> dict[str, float]:
     rid = 1
     for _ in range(WARMUP):
         rid += 1
-        out = await _post(app, _call_body(rid), sessions[0], version)
+        out = await _post(app, call_body(rid), sessions[0], version)
     if ECHO_TEXT.encode() not in out[-1]["body"]:
         raise ServerError(f"{name}: unexpected answer {out!r:.300}")
     one: list[float] = []
@@ -175,14 +160,14 @@ async def _measure(name: str) -> dict[str, float]:
         begin = time.perf_counter()
         for _ in range(N):
             rid += 1
-            await _post(app, _call_body(rid), sessions[0], version)
+            await _post(app, call_body(rid), sessions[0], version)
         one.append((time.perf_counter() - begin) / N)
         begin = time.perf_counter()
         for _ in range(N // IN_FLIGHT):
             batch = []
             for session in sessions:
                 rid += 1
-                batch.append(asyncio.ensure_future(_post(app, _call_body(rid), session, version)))
+                batch.append(asyncio.ensure_future(_post(app, call_body(rid), session, version)))
             await asyncio.gather(*batch)
         many.append((time.perf_counter() - begin) / (N // IN_FLIGHT * IN_FLIGHT))
     await events.put({"type": "lifespan.shutdown"})

@@ -24,6 +24,8 @@ import anyio
 import anyio.from_thread
 from anyio.lowlevel import EventLoopToken
 
+from ._endpoint import _running_asyncio_loop
+
 __all__ = ["on_loop_thread", "runs_event_loop", "soon_on_loop"]
 
 logger = logging.getLogger("mcpkit.aio")
@@ -52,11 +54,7 @@ def on_loop_thread(
 def runs_event_loop() -> bool:
     """Whether the calling thread is running an event loop (asyncio or trio): code there
     must not wait for another loop (see the module)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
+    if _running_asyncio_loop() is not None:
         return True
     trio = sys.modules.get("trio")  # (never imported here: only a running trio has it)
     if trio is None:
