@@ -63,13 +63,12 @@ def _app(name: str) -> App:
 class _Cycle:
     """One request's ``receive`` and ``send``: the whole body at once, answers kept.
 
-    It stands for uvicorn's request cycle, so it carries the module name of uvicorn's
-    HTTP protocols: mcpkit steps the ``receive`` of those by hand when the body is already
-    there (``server/_asgi.py``, ``read_body``), and takes the path with a timeout for a
-    ``receive`` it does not know (12 us more per POST than under uvicorn).
+    It stands for uvicorn's request cycle, so its ``receive`` carries the module name of
+    uvicorn's HTTP protocols (below): mcpkit steps the ``receive`` of those by hand when
+    the body is already there (``server/_asgi.py``, ``read_body``), and takes the path with
+    a timeout for a ``receive`` it does not know (12 us more per POST than under uvicorn).
     """
 
-    __module__ = "uvicorn.protocols.http.bench"
     __slots__ = ("body", "out", "sent")
 
     def __init__(self, body: bytes) -> None:
@@ -88,7 +87,7 @@ class _Cycle:
         self.out.append(message)
 
 
-_Cycle.receive.__module__ = _Cycle.send.__module__ = _Cycle.__module__
+_Cycle.receive.__module__ = "uvicorn.protocols.http.bench"
 
 
 async def _post(app: App, body: bytes, session: bytes | None, version: bytes | None) -> Any:

@@ -102,7 +102,7 @@ def render_http(http: dict[str, Any]) -> list[str]:
         for key in ("cpu mcpkit/mcp", "cpu mcpkit/bare"):
             span = r[f"{key} range"]
             rows[-1] += [_ratio(r[key]), f"{span[0]:.2f}-{span[1]:.2f}" if span else ""]
-        rows[-1] += [_ratio(r.get("cpu mcpkit/flat")), _ratio(r["req/s mcpkit/mcp"])]
+        rows[-1] += [_ratio(r["cpu mcpkit/flat"]), _ratio(r["req/s mcpkit/mcp"])]
     lines += _table(header, rows)
     lines.append(
         "(ratios: the median over the repeats of the ratio within each repeat, and its range)"
