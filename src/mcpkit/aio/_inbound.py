@@ -44,7 +44,6 @@ from ._calls import (
     Refused,
     RequestGate,
     RequestHandler,
-    cancelled_by_someone,
 )
 from ._channel import DeliveryFailed, MessageChannel
 from ._inline import InlineHandler, InlineRunner
@@ -148,11 +147,7 @@ class Inbound(InlineRunner, SoonQueue):
         """
         if isinstance(event, RequestReceived):
             if len(self._handlers) >= self._max_in_flight:
-                # The handlers started from the same read may all be quick ones that have
-                # not had a turn yet: let them run before calling the connection busy (300
-                # quick requests in one write got 200 refusals, no handler having run).
-                for _ in range(_TURNS_BEFORE_BUSY):
-                    await anyio.lowlevel.checkpoint()
+                await self._make_room()
             admitted = self._start_handler(event, route, inline)
             if type(admitted) is InboundRequest:
                 await self._run_inline(admitted, on_suspend)
@@ -183,6 +178,13 @@ class Inbound(InlineRunner, SoonQueue):
             except Exception:
                 logger.exception("notification handler for %r failed", event.method)
         return 0
+
+    async def _make_room(self) -> None:
+        # The handlers started from the same read may all be quick ones that have not had
+        # a turn yet: let them run before calling the connection busy (300 quick requests
+        # in one write got 200 refusals, no handler having run).
+        for _ in range(_TURNS_BEFORE_BUSY):
+            await anyio.lowlevel.checkpoint()
 
     def _dispatch_other(self, event: Event) -> None:
         if isinstance(event, ResponseReceived):
@@ -293,20 +295,7 @@ class Inbound(InlineRunner, SoonQueue):
                     else:
                         data = self._encode_result(request, result)
                 except asyncio.CancelledError:
-                    if self.connection.is_in_flight(rid):
-                        if cancelled_by_someone():
-                            raise  # not the peer's cancellation: the endpoint is shutting down
-                        # Nobody cancelled this task: the handler let through the
-                        # cancellation of something it awaited (say, a shared task another
-                        # party cancelled). Its request still gets its one answer.
-                        logger.error("handler for %r raised a stray CancelledError", request.method)
-                        data = self._failed(request, None)
-                    else:
-                        # Cancelled by the peer (its entry is marked): no response is sent.
-                        uncancel = getattr(asyncio.current_task(), "uncancel", None)
-                        if uncancel is not None:  # Python 3.11+: keep the cancel count honest
-                            uncancel()
-                        data = self._parting(rid)
+                    data = self._cancelled(request)
             # The answer (written here, not in a coroutine of its own: one coroutine less
             # on every request's path).
             request.answered = True

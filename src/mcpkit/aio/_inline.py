@@ -7,22 +7,35 @@ own task instead: the endpoint runs the coroutine's first step at once, tells th
 when it first has to wait (so it can open a stream for what follows), then goes on
 awaiting it in the same task with :func:`resume`. The handler sees one task from start
 to end, as anyio's cancel scopes and locks require.
+
+:meth:`InlineRunner.answer_inline` is that path for a POST's single request in one layer:
+it admits the request, awaits its handler (stepping it by hand only when the caller
+needs to know of a first wait) and hands the encoded answer back for the caller to write;
+anything else (a log record queued before the answer, a refusal with no answer of its
+own, an answer due on a stream the wait opened) goes through the request's route.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 
+from ..exceptions import ConnectionClosedError
+from ..protocol import Event, RequestReceived
+from ._calls import InboundRequest, cancelled_by_someone
 from ._route import _CURRENT, ReplyRoute
 
 if TYPE_CHECKING:
+    from collections import deque
+
+    from ..protocol import Connection
     from ..types import RequestId
-    from ._calls import InboundRequest
+    from ._calls import Refused, RequestHandler
 
 __all__ = ["InlineHandler", "InlineRunner", "resume"]
 
@@ -30,6 +43,8 @@ __all__ = ["InlineHandler", "InlineRunner", "resume"]
 _RETURNED: Final = object()
 
 T = TypeVar("T")
+
+logger = logging.getLogger("mcpkit.aio")
 
 
 class InlineHandler:
@@ -42,6 +57,7 @@ class InlineHandler:
     #: and most handlers never wait).
     task: asyncio.Task[Any] | None = None
     ours = False  # the endpoint (not the task's owner) cancelled it
+    waited = False  # (answer_inline: it had to wait, and on_suspend was called)
     #: Where its answer goes (for Endpoint.answer_in_flight), set once it may wait.
     route: ReplyRoute | None = None
     done = False
@@ -98,6 +114,26 @@ def resume(
                 return stop.value  # type: ignore[no-any-return]
 
 
+@types.coroutine
+def _stepped(
+    awaitable: Awaitable[T], on_suspend: Callable[[], None], handler: InlineHandler
+) -> Generator[Any, Any, T]:
+    """Await ``awaitable`` with its first step taken at once, calling ``on_suspend`` the
+    first time it has to wait (then ``handler.waited`` is set)."""
+    steps = awaitable.__await__()
+    try:
+        pending = steps.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    try:
+        on_suspend()
+    except BaseException:
+        steps.close()
+        raise
+    handler.waited = True
+    return (yield from resume(steps, pending))
+
+
 class InlineRunner:
     """Running a request's handler inline (a mixin of :class:`~mcpkit.aio.Endpoint`,
     through its ``Inbound`` part; see the module)."""
@@ -105,8 +141,90 @@ class InlineRunner:
     if TYPE_CHECKING:
         _handlers: dict[RequestId, anyio.CancelScope | asyncio.Task[None] | InlineHandler]
         _loop: asyncio.AbstractEventLoop | None
+        _max_in_flight: int
+        _on_request: RequestHandler | None
+        _soon: deque[tuple[bytes, ReplyRoute | None]]
+        connection: Connection
 
         async def _run_handler(self, request: InboundRequest, inline: bool = False) -> None: ...
+        async def dispatch(self, event: Event, route: ReplyRoute | None = None) -> int: ...
+        async def _make_room(self) -> None: ...
+        def _start_handler(
+            self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
+        ) -> InboundRequest | Refused | None: ...
+        def _failed(self, request: InboundRequest, exc: BaseException | None) -> bytes | None: ...
+        def _parting(self, rid: RequestId) -> bytes | None: ...
+        def _encode_result(self, request: InboundRequest, result: Any) -> bytes | None: ...
+        def _handler_done(self, rid: RequestId) -> None: ...
+        async def _flush_soon(self, route: ReplyRoute | None) -> None: ...
+
+    async def answer_inline(
+        self,
+        event: RequestReceived,
+        route: ReplyRoute,
+        on_suspend: Callable[[], None] | None = None,
+    ) -> bytes | None:
+        """Dispatch one request whose handler runs in the calling task (asyncio), and
+        return its answer for the caller to deliver when the answer is all the request
+        produced: the common case, on one layer instead of four. ``None``: whatever
+        answers it went through ``route`` (a queued notification had to go first, the
+        request was refused with no answer of its own, the peer cancelled it, the handler
+        waited and ``on_suspend`` was given), or nothing did (the connection ended and
+        cancelled its handler). ``on_suspend`` is called the first time the handler has
+        to wait (as for :meth:`dispatch`). On trio the handler runs in a task of its own
+        (``dispatch(event, route)``).
+
+        Raises:
+            ConnectionClosedError: the connection ended before an answer could be sent
+                through ``route``.
+        """
+        if self._loop is None:
+            await self.dispatch(event, route)
+            return None
+        if len(self._handlers) >= self._max_in_flight:
+            await self._make_room()
+        request = self._start_handler(event, route, True)
+        if type(request) is not InboundRequest:
+            data = request.data  # type: ignore[union-attr]
+            if data is None:
+                await route.finish(None)
+            return data
+        rid = request.id
+        handler = self._handlers[rid] = InlineHandler()
+        handler.task = asyncio.current_task(self._loop)  # (the loop: no getpid)
+        handler.route = route
+        token = _CURRENT.set(route)
+        on_request = self._on_request  # (read, then called: see _start_handler)
+        assert on_request is not None
+        try:
+            try:
+                if on_suspend is None:
+                    result = await on_request(request)
+                else:
+                    result = await _stepped(on_request(request), on_suspend, handler)
+            except (Exception, SystemExit) as exc:
+                data = self._failed(request, exc)
+            except asyncio.CancelledError:
+                data = self._cancelled(request)
+            else:
+                data = self._encode_result(request, result)
+            request.answered = True
+            if data is not None and not self._soon and not handler.waited:
+                return data
+            try:
+                if self._soon:  # notify_soon() messages (log records) go before the answer
+                    await self._flush_soon(route)
+                await route.finish(data)
+            except ConnectionClosedError:
+                logger.debug("the answer to %r was not sent: the connection closed", request.method)
+            return None
+        except asyncio.CancelledError:
+            self._stopped_by_end(handler)
+            return None
+        finally:
+            self._handler_done(rid)
+            handler.finish()
+            _CURRENT.reset(token)
 
     async def _run_inline(
         self, request: InboundRequest, on_suspend: Callable[[], None] | None
@@ -115,33 +233,60 @@ class InlineRunner:
         token = _CURRENT.set(request.route)
         try:
             coro = self._run_handler(request, True)
-            if on_suspend is None:  # (await: the cheapest way, 1,100 instructions less)
-                handler.task = asyncio.current_task(self._loop)  # (the loop: no getpid)
+            # Its first step at once: an instant handler (the common case) completes in
+            # it; one that has to wait is handed on_suspend, then awaited here.
+            # (coro.send(None), but a coroutine that returns None ends its iterator
+            # without raising StopIteration: about 800 instructions less.)
+            pending = next(coro.__await__(), _RETURNED)
+            if pending is not _RETURNED:
+                handler.task = asyncio.current_task(self._loop)
+                # (Only now: an instant handler's object keeps no attribute, no dict.)
                 handler.route = request.route
-                await coro
-            else:
-                # Its first step at once: an instant handler (the common case) completes
-                # in it; one that has to wait is handed on_suspend, then awaited here.
-                # (coro.send(None), but a coroutine that returns None ends its iterator
-                # without raising StopIteration: about 800 instructions less.)
-                pending = next(coro.__await__(), _RETURNED)
-                if pending is not _RETURNED:
-                    handler.task = asyncio.current_task(self._loop)
-                    # (Only now: an instant handler's object keeps no attribute, no dict.)
-                    handler.route = request.route
-                    try:
+                try:
+                    if on_suspend is not None:
                         on_suspend()
-                    except BaseException:
-                        coro.close()
-                        raise
-                    await resume(coro, pending)
+                except BaseException:
+                    coro.close()
+                    raise
+                await resume(coro, pending)
         except asyncio.CancelledError:
-            if not handler.ours:
-                raise  # the calling task itself is being cancelled
-            # The connection ended and cancelled the handler: the task carries on.
-            uncancel = getattr(handler.task, "uncancel", None)
-            if uncancel is not None and uncancel() > 0:
-                raise
+            self._stopped_by_end(handler)
         finally:
             handler.finish()
             _CURRENT.reset(token)
+
+    @staticmethod
+    def _stopped_by_end(handler: InlineHandler) -> None:
+        """Called in the ``except CancelledError`` around an inline handler: the
+        connection's end cancelled it, and the calling task carries on.
+
+        Raises:
+            asyncio.CancelledError: the calling task itself is being cancelled.
+        """
+        if not handler.ours:
+            raise  # the calling task itself is being cancelled
+        uncancel = getattr(handler.task, "uncancel", None)
+        if uncancel is not None and uncancel() > 0:
+            raise  # (cancelled by someone else as well)
+
+    def _cancelled(self, request: InboundRequest) -> bytes | None:
+        """The answer of an asyncio handler that raised CancelledError (called in its
+        ``except``): ``None`` or a batch's parting answer when the peer cancelled it.
+
+        Raises:
+            asyncio.CancelledError: the task itself is being cancelled (re-raised).
+        """
+        rid = request.id
+        if self.connection.is_in_flight(rid):
+            if cancelled_by_someone():
+                raise  # not the peer's cancellation: the endpoint is shutting down
+            # Nobody cancelled this task: the handler let through the cancellation of
+            # something it awaited (say, a shared task another party cancelled). Its
+            # request still gets its one answer.
+            logger.error("handler for %r raised a stray CancelledError", request.method)
+            return self._failed(request, None)
+        # Cancelled by the peer (its entry is marked): no response is sent.
+        uncancel = getattr(asyncio.current_task(), "uncancel", None)
+        if uncancel is not None:  # Python 3.11+: keep the cancel count honest
+            uncancel()
+        return self._parting(rid)

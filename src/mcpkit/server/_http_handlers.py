@@ -121,12 +121,20 @@ async def handle_message(
         # dispatch returns, and a JSON body (which the client accepts as much as SSE)
         # costs a fraction of a stream with its priming event, store appends and watcher
         # (basic/transports.mdx: the server chooses).
-        count = await endpoint.dispatch(
-            event,
-            exchange,
-            inline=True,
-            on_suspend=sse.open_stream if sse is not None else watch.start if watch else None,
-        )
+        answer: bytes | None = None
+        if rid is not None:
+            # An instant handler's answer comes back for this task to write (below).
+            answer = await endpoint.answer_inline(
+                event,  # type: ignore[arg-type]
+                exchange,
+                sse.open_stream if sse is not None else watch.start if watch else None,
+            )
+            if answer is not None and (exchange.early or exchange.closing):
+                await exchange.finish(answer)  # (SSE: it goes after what was sent)
+                answer = None
+            count = 1
+        else:
+            count = await endpoint.dispatch(event, exchange)
         if sse is not None and sse.writing is not None:  # (the stream has started)
             await sse.writing.wait()
             return
@@ -138,30 +146,31 @@ async def handle_message(
             await respond(send, 202, headers=cors)
             return
         headers = _headers(app, session, cors, new_session) if new_session else cors
-        if exchange.expect(count):
+        if answer is None and exchange.expect(count):
             responses = exchange.responses
             if len(responses) == 1 and (
                 json_response or (not exchange.early and not exchange.closing)
             ):
-                # Answered at once with one response (an instant handler: the common
-                # case): respond(), inlined, as it is on every such POST's path.
-                body = responses[0]
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 200,
-                        "headers": [
-                            (b"content-length", b"%d" % len(body)),
-                            _JSON_TYPE,
-                            *headers,
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        elif not exchange.done.is_set():
+                answer = responses[0]  # answered at once with one response
+        elif answer is None and not exchange.done.is_set():
             # A batch: its handlers run in tasks of their own; let them run a first step.
             await anyio.lowlevel.checkpoint()
+        if answer is not None:
+            # One response, given at once (an instant handler: the common case):
+            # respond(), inlined, as it is on every such POST's path.
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-length", b"%d" % len(answer)),
+                        _JSON_TYPE,
+                        *headers,
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": answer})
+            return
         done = exchange.done
         if json_response or (done.is_set() and not exchange.early and not exchange.closing):
             if not done.is_set():
