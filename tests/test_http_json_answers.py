@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import anyio
 import pytest
+from anyio.abc import TaskGroup
 
 from mcpkit.exceptions import RPCError
 from mcpkit.server import Server, StreamableHTTPApp
@@ -227,10 +228,21 @@ async def test_records_an_instant_handler_logs_reach_the_standalone_stream(
         assert wire.records() == [f"record {i}" for i in range(count)]
 
 
-def held(gates: Gates, key: str) -> tuple[anyio.Event, anyio.Event]:
-    """Make ``key``'s events (the tool waits for the test to set the second)."""
-    gates[key] = (anyio.Event(), anyio.Event())
-    return gates[key]
+async def hold_call(
+    session: Session, group: TaskGroup, gates: Gates, rid: int, key: str
+) -> tuple[anyio.Event, list[Any]]:
+    """POST a ``hold`` call from ``group``; returns once its handler runs: the event that
+    releases it, and the list its POST's outcome lands in."""
+    started, release = gates[key] = (anyio.Event(), anyio.Event())
+    outcome: list[Any] = []
+
+    async def post() -> None:
+        outcome.append(await session.post(call(rid, "hold", key=key)))
+
+    group.start_soon(post)
+    with anyio.fail_after(LIMIT):
+        await started.wait()
+    return release, outcome
 
 
 @pytest.mark.parametrize(
@@ -269,15 +281,7 @@ async def test_each_outcome_is_one_json_answer(body: bytes, check: Any) -> None:
 async def test_a_second_request_with_an_id_in_flight_is_refused_and_the_first_answered() -> None:
     server, gates = build()
     async with opened(server) as (session, _wire), anyio.create_task_group() as group:
-        first: list[Any] = []
-        started, release = held(gates, "dup")
-
-        async def post() -> None:
-            first.append(await session.post(call(5, "hold", key="dup")))
-
-        group.start_soon(post)
-        with anyio.fail_after(LIMIT):
-            await started.wait()
+        release, first = await hold_call(session, group, gates, 5, "dup")
         status, answer = await session.post(call(5, "chatty", n=0))
         assert status == 400  # (refused as it is read: basic/transports.mdx, a bad message)
         assert answer["id"] == 5
@@ -291,24 +295,15 @@ async def test_a_second_request_with_an_id_in_flight_is_refused_and_the_first_an
 async def test_the_in_flight_cap_refuses_as_busy_and_frees_its_places() -> None:
     server, gates = build()  # max_in_flight=2
     async with opened(server) as (session, _wire), anyio.create_task_group() as group:
-        answers: list[Any] = []
-        events = [held(gates, "a"), held(gates, "b")]
-
-        async def post(rid: int, key: str) -> None:
-            answers.append(await session.post(call(rid, "hold", key=key)))
-
-        group.start_soon(post, 1, "a")
-        group.start_soon(post, 2, "b")
-        with anyio.fail_after(LIMIT):
-            for started, _ in events:
-                await started.wait()
+        release_a, first = await hold_call(session, group, gates, 1, "a")
+        release_b, second = await hold_call(session, group, gates, 2, "b")
         status, busy = await session.post(call(3, "chatty", n=0))
         assert status == 200
         assert busy["error"]["code"] == -32000
         assert busy["error"]["data"] == {"maxInFlight": 2}
-        for _, release in events:
-            release.set()
-    assert sorted(a[1]["id"] for a in answers) == [1, 2]
+        release_a.set()
+        release_b.set()
+    assert [first[0][1]["id"], second[0][1]["id"]] == [1, 2]
     status, answer = await session.post(call(4, "chatty", n=0))
     assert answer["result"]["content"][0]["text"] == "done"
 
@@ -316,19 +311,11 @@ async def test_the_in_flight_cap_refuses_as_busy_and_frees_its_places() -> None:
 async def test_a_request_the_peer_cancels_gets_no_answer_and_the_session_goes_on() -> None:
     server, gates = build()
     async with opened(server) as (session, _wire), anyio.create_task_group() as group:
-        outcome: list[Any] = []
-        started, _ = held(gates, "never")
-
-        async def post() -> None:
-            outcome.append(await session.post(call(8, "hold", key="never")))
-
-        group.start_soon(post)
-        with anyio.fail_after(LIMIT):
-            await started.wait()
+        _, outcome = await hold_call(session, group, gates, 8, "never")
         cancel = notification("notifications/cancelled", {"requestId": 8, "reason": "test"})
         assert await session.post(cancel) == (202, None)
     # basic/utilities/cancellation: no response for a cancelled request; the POST ends.
     assert len(outcome) == 1
-    assert outcome[0][1] is None, outcome
+    assert outcome[0] == (202, None), outcome
     _, answer = await session.post(call(8, "chatty", n=0))  # the id is free again
     assert answer["result"]["content"][0]["text"] == "done"
