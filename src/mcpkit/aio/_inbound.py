@@ -146,12 +146,15 @@ class Inbound(InlineRunner, SoonQueue):
             ConnectionClosedError: a reply could not be sent because the connection ended.
         """
         if isinstance(event, RequestReceived):
+            if inline and self._loop is not None:
+                data = await self.answer_inline(event, route, on_suspend)
+                if data is not None:
+                    await self._finish(route, data)
+                return 1
             if len(self._handlers) >= self._max_in_flight:
                 await self._make_room()
-            admitted = self._start_handler(event, route, inline)
-            if type(admitted) is InboundRequest:
-                await self._run_inline(admitted, on_suspend)
-            elif admitted is not None:
+            admitted = self._start_handler(event, route)
+            if admitted is not None:
                 await self._finish(route, admitted.data)  # type: ignore[union-attr]
             return 1
         if isinstance(event, BatchReceived):
@@ -259,18 +262,18 @@ class Inbound(InlineRunner, SoonQueue):
         assert self._task_group is not None
         scope = anyio.CancelScope()
         self._handlers[request.id] = scope
-        self._task_group.start_soon(self._run_handler, request, False, scope)
+        self._task_group.start_soon(self._run_handler, request, scope)
         return None
 
     async def _run_handler(
-        self, request: InboundRequest, inline: bool = False, scope: anyio.CancelScope | None = None
+        self, request: InboundRequest, scope: anyio.CancelScope | None = None
     ) -> None:
-        """Run a request's handler and deliver its one answer: as an asyncio task, in a
-        transport's task (``inline``), or on trio in ``scope``, the peer's cancel."""
+        """Run a request's handler in a task of its own and deliver its one answer: on
+        asyncio a plain task, on trio in ``scope``, the peer's cancel (the inline path
+        is :meth:`answer_inline`)."""
         data: bytes | None = None
         rid = request.id
-        if not inline:  # (_run_inline has set it, and resets it)
-            _CURRENT.set(request.route)  # this task's own context: messages follow the request
+        _CURRENT.set(request.route)  # this task's own context: messages follow the request
         try:
             on_request = self._on_request  # (read, then called: see _start_handler)
             assert on_request is not None

@@ -3,16 +3,15 @@
 A plain asyncio task per request costs a task, two loop callbacks and a wake-up of the
 waiting transport, which is a large share of an instant handler's whole answer over HTTP.
 A transport that waits for the answer anyway (Streamable HTTP) can run the handler in its
-own task instead: the endpoint runs the coroutine's first step at once, tells the caller
-when it first has to wait (so it can open a stream for what follows), then goes on
-awaiting it in the same task with :func:`resume`. The handler sees one task from start
-to end, as anyio's cancel scopes and locks require.
-
-:meth:`InlineRunner.answer_inline` is that path for a POST's single request in one layer:
-it admits the request, awaits its handler (stepping it by hand only when the caller
-needs to know of a first wait) and hands the encoded answer back for the caller to write;
-anything else (a log record queued before the answer, a refusal with no answer of its
-own, an answer due on a stream the wait opened) goes through the request's route.
+own task instead: :meth:`InlineRunner.answer_inline` admits the request, awaits its
+handler and hands the encoded answer back for the caller to write. When the caller needs
+to know of the handler's first wait (to open a stream for what follows), the handler's
+first step is taken at once, the caller told if it has to wait, and the rest awaited in
+the same task with :func:`resume`. The handler sees one task from start to end, as
+anyio's cancel scopes and locks require. Anything but the plain answer (a log record
+queued before it, a refusal with no answer of its own, an answer due on a stream the wait
+opened) goes through the request's route. ``dispatch(..., inline=True)`` is this path
+with the answer then given to the route.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import asyncio
 import logging
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -38,9 +37,6 @@ if TYPE_CHECKING:
     from ._calls import Refused, RequestHandler
 
 __all__ = ["InlineHandler", "InlineRunner", "resume"]
-
-#: What the first step of an inline handler gives when the handler has already returned.
-_RETURNED: Final = object()
 
 T = TypeVar("T")
 
@@ -146,8 +142,8 @@ class InlineRunner:
         _soon: deque[tuple[bytes, ReplyRoute | None]]
         connection: Connection
 
-        async def _run_handler(self, request: InboundRequest, inline: bool = False) -> None: ...
         async def dispatch(self, event: Event, route: ReplyRoute | None = None) -> int: ...
+        async def _finish(self, route: ReplyRoute | None, data: bytes | None) -> None: ...
         async def _make_room(self) -> None: ...
         def _start_handler(
             self, event: RequestReceived, route: ReplyRoute | None, inline: bool = False
@@ -161,7 +157,7 @@ class InlineRunner:
     async def answer_inline(
         self,
         event: RequestReceived,
-        route: ReplyRoute,
+        route: ReplyRoute | None,
         on_suspend: Callable[[], None] | None = None,
     ) -> bytes | None:
         """Dispatch one request whose handler runs in the calling task (asyncio), and
@@ -187,7 +183,7 @@ class InlineRunner:
         if type(request) is not InboundRequest:
             data = request.data  # type: ignore[union-attr]
             if data is None:
-                await route.finish(None)
+                await self._finish(route, None)
             return data
         rid = request.id
         handler = self._handlers[rid] = InlineHandler()
@@ -214,7 +210,7 @@ class InlineRunner:
             try:
                 if self._soon:  # notify_soon() messages (log records) go before the answer
                     await self._flush_soon(route)
-                await route.finish(data)
+                await self._finish(route, data)
             except ConnectionClosedError:
                 logger.debug("the answer to %r was not sent: the connection closed", request.method)
             return None
@@ -223,35 +219,6 @@ class InlineRunner:
             return None
         finally:
             self._handler_done(rid)
-            handler.finish()
-            _CURRENT.reset(token)
-
-    async def _run_inline(
-        self, request: InboundRequest, on_suspend: Callable[[], None] | None
-    ) -> None:
-        handler = self._handlers[request.id] = InlineHandler()
-        token = _CURRENT.set(request.route)
-        try:
-            coro = self._run_handler(request, True)
-            # Its first step at once: an instant handler (the common case) completes in
-            # it; one that has to wait is handed on_suspend, then awaited here.
-            # (coro.send(None), but a coroutine that returns None ends its iterator
-            # without raising StopIteration: about 800 instructions less.)
-            pending = next(coro.__await__(), _RETURNED)
-            if pending is not _RETURNED:
-                handler.task = asyncio.current_task(self._loop)
-                # (Only now: an instant handler's object keeps no attribute, no dict.)
-                handler.route = request.route
-                try:
-                    if on_suspend is not None:
-                        on_suspend()
-                except BaseException:
-                    coro.close()
-                    raise
-                await resume(coro, pending)
-        except asyncio.CancelledError:
-            self._stopped_by_end(handler)
-        finally:
             handler.finish()
             _CURRENT.reset(token)
 
