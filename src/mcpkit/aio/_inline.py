@@ -163,9 +163,10 @@ class InlineRunner:
         """Dispatch one request whose handler runs in the calling task (asyncio), and
         return its answer for the caller to deliver when the answer is all the request
         produced: the common case, on one layer instead of four. ``None``: whatever
-        answers it went through ``route`` (a queued notification had to go first, the
-        request was refused with no answer of its own, the peer cancelled it, the handler
-        waited and ``on_suspend`` was given), or nothing did (the connection ended and
+        answers it went through ``route`` (over the channel when ``route`` is ``None``;
+        see :meth:`dispatch`), because a queued notification had to go first, the
+        request was refused with no answer of its own, the peer cancelled it, or the
+        handler waited and ``on_suspend`` was given; or nothing did (the connection ended and
         cancelled its handler). ``on_suspend`` is called the first time the handler has
         to wait (as for :meth:`dispatch`). On trio the handler runs in a task of its own
         (``dispatch(event, route)``).
