@@ -134,6 +134,31 @@ async def test_waiting_handler_reports_its_first_wait_once() -> None:
     assert route.finished == [{"jsonrpc": "2.0", "id": 1, "result": {"done": True}}]
 
 
+async def test_a_failing_on_suspend_is_the_callers_error_not_the_handlers() -> None:
+    """What ``on_suspend`` raises (Streamable HTTP: the app's task group gone when it
+    opens a stream) reaches the caller as it is, the handler is closed and unregistered,
+    and no answer is made up for it (the caller, which owns the failure, ends its POST)."""
+    closed = anyio.Event()
+
+    async def handler(request: InboundRequest) -> Any:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            closed.set()
+
+    def on_suspend() -> None:
+        raise RuntimeError("the app's background task group is not running")
+
+    async with attached(handler) as endpoint:
+        route = Route()
+        with pytest.raises(RuntimeError, match="task group is not running"):
+            await dispatch(endpoint, route, on_suspend, id=1, method="slow")
+        assert closed.is_set()
+        assert route.finished == []
+        assert route.sent == []
+        assert endpoint.idle  # (nothing left running or registered)
+
+
 async def test_peer_cancellation_stops_the_handler_not_the_caller() -> None:
     started = anyio.Event()
     cancelled: list[bool] = []

@@ -123,11 +123,19 @@ def _stepped(
         return stop.value  # type: ignore[no-any-return]
     try:
         on_suspend()
-    except BaseException:
+    except BaseException as exc:
         steps.close()
-        raise
+        raise _NotFollowed(exc) from None  # (the caller's failure: see answer_inline)
     handler.waited = True
     return (yield from resume(steps, pending))
+
+
+class _NotFollowed(BaseException):
+    """``on_suspend`` failed: carried past the handler's own error mapping (it is not the
+    handler's failure, and no answer is made for it) to the caller, as raised."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 class InlineRunner:
@@ -218,6 +226,8 @@ class InlineRunner:
         except asyncio.CancelledError:
             self._stopped_by_end(handler)
             return None
+        except _NotFollowed as failed:
+            raise failed.error from None
         finally:
             self._handler_done(rid)
             handler.finish()
