@@ -1,10 +1,11 @@
 """A stateful JSON-mode POST (``json_response=True``) gets its one request's answer from
 the handler running in the POST's own task, written by that task: these pin what that
-path keeps from the general one. The app is driven in process, so the order of every
-``send`` across the POST and the standalone GET stream is exact: records a handler logs
-go out before its answer, and failures, refusals, the peer's cancellation and the
-in-flight checks answer as JSON (``basic/transports.mdx`` 2025-11-25, "Sending Messages
-to the Server"; ``basic/utilities/cancellation.mdx``)."""
+path keeps from the general one. The app is driven in process (every ``send`` of the
+POSTs and of the standalone GET stream recorded): records a handler logs reach the GET
+stream, and failures, refusals, the peer's cancellation and the in-flight checks answer as
+JSON (``basic/transports.mdx`` 2025-11-25, "Sending Messages to the Server";
+``basic/utilities/cancellation.mdx``). Whether a record is handed to the GET stream just
+before or just after the answer is not visible from outside, so it is not asserted."""
 
 from __future__ import annotations
 

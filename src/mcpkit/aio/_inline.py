@@ -48,13 +48,11 @@ class InlineHandler:
     place of the handler's own task."""
 
     # Class-level defaults and no __init__: making one (per request) runs no Python code.
-    #: The task running the handler: set when it starts, or, when the endpoint steps it
-    #: by hand, once it first has to wait (the lookup is a Python call on CPython 3.11,
-    #: and most handlers never wait).
+    #: The task running the handler (set by answer_inline as it starts the handler).
     task: asyncio.Task[Any] | None = None
     ours = False  # the endpoint (not the task's owner) cancelled it
-    waited = False  # (answer_inline: it had to wait, and on_suspend was called)
-    #: Where its answer goes (for Endpoint.answer_in_flight), set once it may wait.
+    waited = False  # it had to wait, and on_suspend was called
+    #: Where its answer goes (for Endpoint.answer_in_flight).
     route: ReplyRoute | None = None
     done = False
     _stopped: anyio.Event | None = None  # made only if someone waits
@@ -64,13 +62,8 @@ class InlineHandler:
         connection); the task itself carries on once the handler has stopped."""
         if not self.done:
             self.ours = True
-            task = self.task
-            if task is None:
-                # The handler has not waited yet, so no other task has run since it
-                # started: this is its own first step, in its own task.
-                self.task = task = asyncio.current_task()
-                assert task is not None
-            task.cancel()
+            assert self.task is not None  # (set before the handler starts)
+            self.task.cancel()
 
     def finish(self) -> None:
         """The handler has stopped."""

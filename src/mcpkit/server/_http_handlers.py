@@ -117,13 +117,12 @@ async def handle_message(
         exchange = sse = _SseExchange(app, session, version, receive, send, cors, new_session)
     session.exchanges.add(exchange)
     try:
-        # A single request's handler runs in this task: an instant one has answered when
-        # dispatch returns, and a JSON body (which the client accepts as much as SSE)
-        # costs a fraction of a stream with its priming event, store appends and watcher
-        # (basic/transports.mdx: the server chooses).
+        # A single request's handler runs in this task: an instant one's answer comes
+        # back from answer_inline for this task to write as JSON (below), which the client
+        # accepts as much as SSE and costs a fraction of a stream with its priming event,
+        # store appends and watcher (basic/transports.mdx: the server chooses).
         answer: bytes | None = None
         if rid is not None:
-            # An instant handler's answer comes back for this task to write (below).
             answer = await endpoint.answer_inline(
                 event,  # type: ignore[arg-type]
                 exchange,
@@ -146,15 +145,16 @@ async def handle_message(
             await respond(send, 202, headers=cors)
             return
         headers = _headers(app, session, cors, new_session) if new_session else cors
-        if answer is None and exchange.expect(count):
-            responses = exchange.responses
-            if len(responses) == 1 and (
-                json_response or (not exchange.early and not exchange.closing)
-            ):
-                answer = responses[0]  # answered at once with one response
-        elif answer is None and not exchange.done.is_set():
-            # A batch: its handlers run in tasks of their own; let them run a first step.
-            await anyio.lowlevel.checkpoint()
+        if answer is None:
+            if exchange.expect(count):
+                responses = exchange.responses
+                if len(responses) == 1 and (
+                    json_response or (not exchange.early and not exchange.closing)
+                ):
+                    answer = responses[0]  # answered at once with one response
+            elif not exchange.done.is_set():
+                # A batch: its handlers run in tasks of their own; let them run a step.
+                await anyio.lowlevel.checkpoint()
         if answer is not None:
             # One response, given at once (an instant handler: the common case):
             # respond(), inlined, as it is on every such POST's path.
