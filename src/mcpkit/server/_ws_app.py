@@ -302,7 +302,7 @@ class WebSocketApp:
 
     def _check_handshake(self, scope: Scope) -> tuple[int, str] | None:
         # 403 for Host as well: a handshake refusal is one status in the binding.
-        refusal = check_security(self.security, Headers(scope["headers"]), host_status=403)
+        refusal = check_security(self.security, Headers(scope["headers"]), handshake=True)
         if refusal is not None:
             return refusal
         if not self._matches(scope):
