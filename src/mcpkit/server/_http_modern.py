@@ -61,7 +61,7 @@ _BAD_REQUEST_CODES: Final = frozenset(
     }
 )
 #: The standard headers checked against the body (``Mcp-Param-*`` are checked too).
-_CHECKED: Final = frozenset({b"mcp-method", b"mcp-name"})
+_CHECKED_NAMES: Final = (b"mcp-method", b"mcp-name")
 
 
 class _ErrorCode(msgspec.Struct):
@@ -156,17 +156,23 @@ def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Hea
     # One header twice is ambiguous: a proxy may read one copy and the server the other.
     # Unrecognized Mcp-Param-* headers are ignored, repeated or not ("Server Behavior for
     # Custom Headers").
-    checked = _CHECKED | {p.header.lower().encode("ascii") for p in mirrored}
-    repeated = headers.duplicated & checked
-    if repeated:
-        return f"more than one {min(repeated).decode('ascii')} header"
-    # RFC 9110 section 5.5: whitespace around a value is not part of it; not every ASGI
-    # server strips it (uvicorn before 0.55 on httptools passed trailing whitespace on).
-    mcp = {
-        name.decode("latin-1"): value.strip(b" \t").decode("latin-1")
-        for name, value in headers.values.items()
-        if name.startswith(b"mcp-")
-    }
+    names: tuple[bytes, ...] = _CHECKED_NAMES
+    if mirrored:
+        names = (*names, *(p.header.lower().encode("ascii") for p in mirrored))
+    if headers.duplicated:
+        repeated = [name for name in names if name in headers.duplicated]
+        if repeated:
+            return f"more than one {min(repeated).decode('ascii')} header"
+    # Only the headers checked are read (the rest, Mcp-Param-* of no mirrored parameter
+    # included, are ignored). RFC 9110 section 5.5: whitespace around a value is not part
+    # of it; not every ASGI server strips it (uvicorn before 0.55 on httptools passed
+    # trailing whitespace on).
+    mcp: dict[str, str] = {}
+    get = headers.values.get
+    for name in names:
+        value = get(name)
+        if value is not None:
+            mcp[name.decode("latin-1")] = value.strip(b" \t").decode("latin-1")
     return request_header_problem(event.method, params, mcp, mirrored)
 
 
@@ -218,10 +224,16 @@ async def post_modern(
     app.sessionless.add(session)
     answer = Reply(app, exchange, receive, send, cors)
     try:
-        count = await session.endpoint.dispatch(
-            event, exchange, inline=True, on_suspend=answer.follow
-        )
-        exchange.expect(count)
+        data = await session.endpoint.answer_inline(event, exchange, answer.follow)
+        if data is not None:
+            if not (exchange.early or exchange.closing):
+                # An instant handler's answer, all it produced (the common case): this
+                # task writes it, with no route, follower or stream.
+                if exchange.take_answer():
+                    await respond(send, status_for(data), data, headers=cors)
+                return
+            await exchange.finish(data)  # (after the messages sent before it: a stream)
+        exchange.expect(1)
         if not await answer.settle():
             return  # answered, or the client left (then the session ends below)
         if exchange.done.is_set() and not exchange.early:

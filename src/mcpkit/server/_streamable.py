@@ -350,7 +350,10 @@ class StreamableHTTPApp(PostRoutes):
                 (scope.get("path") == self.path and not scope.get("root_path"))
                 or self._matches(scope)
             ):
-                cors, version = passed
+                cors, version, modern = passed
+                if modern:
+                    await self.post_modern_passed(receive, send, headers, cors)
+                    return
                 found = self._passed_session(headers, version)
                 # (an isinstance that holds is one C test; one that fails, a lookup)
                 if found is not None and not isinstance(found, HttpSession):

@@ -50,9 +50,10 @@ __all__ = ["PassedHeaders", "PassedKey", "PostRoutes", "Refused"]
 _PASSED_LIMIT: Final = 64
 
 #: What :meth:`PostRoutes.remember_passed` keeps: header values -> (the CORS headers of
-#: the answer, the protocol version). The CORS list is shared, and never mutated.
+#: the answer, the protocol version, whether it is a 2026-07-28 one). The CORS list is
+#: shared, and never mutated.
 PassedKey = tuple[bytes | None, bytes | None, bytes | None, bytes | None, bytes | None]
-PassedHeaders = dict[PassedKey, tuple[list[Any], str]]
+PassedHeaders = dict[PassedKey, tuple[list[Any], str, bool]]
 #: An HTTP status and its reason.
 Refused = tuple[int, str]
 
@@ -95,7 +96,9 @@ class PostRoutes(SessionRoutes):
                 headers=cors,
             )
             return
-        if self.server.modern_versions and await self._maybe_modern(receive, send, headers, cors):
+        if self.server.modern_versions and await self._maybe_modern(
+            receive, send, headers, cors, key
+        ):
             return
         version = headers.text(b"mcp-protocol-version")
         if self.stateless:
@@ -191,15 +194,23 @@ class PostRoutes(SessionRoutes):
             session.last_active = monotonic()
 
     async def _maybe_modern(
-        self, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+        self,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        cors: list[Any],
+        key: PassedKey | None,
     ) -> bool:
         """Serve a 2026-07-28 POST (a served modern ``MCP-Protocol-Version``, ``Mcp-Method``,
         or ``_meta.protocolVersion`` in the body); returns whether the POST was served."""
         version = headers.text(b"mcp-protocol-version")
         if version is not None and version in HANDSHAKE_VERSIONS:
             return False
-        served = version is not None and version in self.server.modern_versions
-        if not served and headers.get(b"mcp-session-id") is not None:
+        if version is not None and version in self.server.modern_versions:
+            self.remember_passed(key, cors, version)
+            await self.post_modern_passed(receive, send, headers, cors)
+            return True
+        if headers.get(b"mcp-session-id") is not None:
             return False  # handshake era: 404 for an unknown session, then the version
         body = await read_body(
             receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
@@ -207,7 +218,7 @@ class PostRoutes(SessionRoutes):
         if isinstance(body, tuple):
             await refuse_body(send, body, cors)
             return True
-        if served or headers.get(b"mcp-method") is not None or looks_modern(body):
+        if headers.get(b"mcp-method") is not None or looks_modern(body):
             await post_modern(cast("StreamableHTTPApp", self), body, receive, send, headers, cors)
             return True
         problem = self._version_problem(headers, None)
@@ -219,6 +230,19 @@ class PostRoutes(SessionRoutes):
         else:
             await self._initialize(body, receive, send, cors)
         return True
+
+    async def post_modern_passed(
+        self, receive: Receive, send: Send, headers: Headers, cors: list[Any]
+    ) -> None:
+        """Read and serve a 2026-07-28 POST whose headers passed every check that depends on
+        them alone (its ``MCP-Protocol-Version`` is a served modern one)."""
+        body = await read_body(
+            receive, headers, limit=self.max_body_bytes, timeout=self.body_timeout
+        )
+        if isinstance(body, tuple):
+            await refuse_body(send, body, cors)
+            return
+        await post_modern(cast("StreamableHTTPApp", self), body, receive, send, headers, cors)
 
     async def _post_stateless(
         self, body: bytes, receive: Receive, send: Send, cors: list[Any], header: str | None
@@ -269,15 +293,21 @@ class PostRoutes(SessionRoutes):
         await respond_busy(send, f"{reason}; retry later", retry_after=1, headers=cors)
 
     def remember_passed(self, key: PassedKey | None, cors: list[Any], version: str | None) -> None:
-        """Remember that a POST's Host, Origin, Content-Type, Accept and handshake-era
+        """Remember that a POST's Host, Origin, Content-Type, Accept and
         MCP-Protocol-Version values (``key``, from :meth:`StreamableHTTPApp.__call__`)
-        passed every check that depends on them alone (allowlists, media types, a
-        supported version), so that a later POST with the same values skips those checks.
-        Only values that carry a version are remembered: without one, a POST may be of
-        either era. Bounded: a server sees a handful of distinct sets; past the bound the
-        memo starts over."""
-        if key is None or version is None or version not in HANDSHAKE_VERSIONS:
+        passed every check that depends on them alone (allowlists, media types, a served
+        version of either era), so that a later POST with the same values skips those
+        checks. Only values that carry a version are remembered: without one, a POST may
+        be of either era. Bounded: a server sees a handful of distinct sets; past the
+        bound the memo starts over."""
+        if key is None or version is None:
+            return
+        if version in HANDSHAKE_VERSIONS:
+            modern = False
+        elif version in self.server.modern_versions:
+            modern = True
+        else:
             return
         if len(self._passed) >= _PASSED_LIMIT:
             self._passed.clear()
-        self._passed[key] = (cors, version)
+        self._passed[key] = (cors, version, modern)
