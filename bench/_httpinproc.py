@@ -10,7 +10,9 @@ uvicorn makes one per request: the cost with the event loop's share). Best of
 ``REPEATS``. Quick and steady (a few percent between runs), it shows the app's own cost
 that ``bench http`` measures inside the whole server under load, where every microsecond
 here costs about 1.8 (bench/README.md, thirteenth session). The contenders: the bare
-floor, the flat reference endpoint, mcpkit's three modes.
+floor, the flat reference endpoint, mcpkit's three modes, and mcpkit serving the same call
+as a 2026-07-28 request (``_meta``, ``Mcp-Method`` and ``Mcp-Name``, no session: the official
+SDK does not speak that revision, so it has no row in ``bench http``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,21 @@ _INIT: Final = json.dumps(
     {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
 ).encode()
 _INITIALIZED: Final = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+MODERN: Final = "mcpkit 2026-07-28"
+#: The contenders: http-icount's, and the same call as a 2026-07-28 request.
+CONTENDERS: Final = (*NAMES, MODERN)
+_MODERN_VERSION: Final = b"2026-07-28"
+_MODERN_HEADERS: Final = [(b"mcp-method", b"tools/call"), (b"mcp-name", b"echo")]
+_MODERN_META: Final = (
+    b',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}}}'
+)
+
+
+def _body(name: str, rid: int) -> bytes:
+    body = call_body(rid)
+    return body[:-2] + _MODERN_META if name == MODERN else body
+
 
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
@@ -90,7 +107,9 @@ class _Cycle:
 _Cycle.receive.__module__ = "uvicorn.protocols.http.bench"
 
 
-async def _post(app: App, body: bytes, session: bytes | None, version: bytes | None) -> Any:
+async def _post(
+    app: App, body: bytes, session: bytes | None, version: bytes | None, modern: bool = False
+) -> Any:
     headers = [
         (b"host", b"127.0.0.1:8000"),
         (b"content-type", b"application/json"),
@@ -101,6 +120,8 @@ async def _post(app: App, body: bytes, session: bytes | None, version: bytes | N
         headers.append((b"mcp-session-id", session))
     if version is not None:
         headers.append((b"mcp-protocol-version", version))
+    if modern:
+        headers += _MODERN_HEADERS
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -146,11 +167,12 @@ async def _measure(name: str) -> dict[str, float]:
             raise ServerError(f"{name}: no session from initialize: {out!r:.300}")
         await _post(app, _INITIALIZED, found[0], _VERSION)
         sessions.append(found[0])
-    version = _VERSION if name != "bare json" else None
+    modern = name == MODERN
+    version = _MODERN_VERSION if modern else _VERSION if name != "bare json" else None
     rid = 1
     for _ in range(WARMUP):
         rid += 1
-        out = await _post(app, call_body(rid), sessions[0], version)
+        out = await _post(app, _body(name, rid), sessions[0], version, modern)
     if ECHO_TEXT.encode() not in out[-1]["body"]:
         raise ServerError(f"{name}: unexpected answer {out!r:.300}")
     one: list[float] = []
@@ -159,14 +181,15 @@ async def _measure(name: str) -> dict[str, float]:
         begin = time.perf_counter()
         for _ in range(N):
             rid += 1
-            await _post(app, call_body(rid), sessions[0], version)
+            await _post(app, _body(name, rid), sessions[0], version, modern)
         one.append((time.perf_counter() - begin) / N)
         begin = time.perf_counter()
         for _ in range(N // IN_FLIGHT):
             batch = []
             for session in sessions:
                 rid += 1
-                batch.append(asyncio.ensure_future(_post(app, call_body(rid), session, version)))
+                posted = _post(app, _body(name, rid), session, version, modern)
+                batch.append(asyncio.ensure_future(posted))
             await asyncio.gather(*batch)
         many.append((time.perf_counter() - begin) / (N // IN_FLIGHT * IN_FLIGHT))
     await events.put({"type": "lifespan.shutdown"})
@@ -176,7 +199,7 @@ async def _measure(name: str) -> dict[str, float]:
 
 def run_http_inprocess(*, log: Callable[[str], None]) -> int:
     results: dict[str, dict[str, float]] = {}
-    for name in NAMES:
+    for name in CONTENDERS:
         done = subprocess.run(
             [sys.executable, "-m", "bench._httpinproc", name],
             cwd=str(ROOT),
