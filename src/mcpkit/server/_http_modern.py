@@ -62,6 +62,11 @@ _BAD_REQUEST_CODES: Final = frozenset(
 )
 #: The standard headers checked against the body (``Mcp-Param-*`` are checked too).
 _CHECKED_NAMES: Final = (b"mcp-method", b"mcp-name")
+#: :func:`_header_problem`'s verdicts by (method, its target's name and URI, Mcp-Method,
+#: Mcp-Name), when no argument is mirrored.
+_VERDICTS: dict[tuple[Any, ...], str | None] = {}
+_VERDICTS_LIMIT: Final = 256
+_KEYABLE: Final = (str, type(None))
 
 
 class _ErrorCode(msgspec.Struct):
@@ -153,6 +158,30 @@ def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Hea
                 params["arguments"] = _ARGUMENTS.decode(event.params or b"{}").arguments
         except msgspec.DecodeError:
             return None  # the params decoder reports malformed params
+    key = None
+    if not mirrored and not headers.duplicated:
+        # Then the verdict depends on these alone, which a client repeats from one POST to
+        # the next: it is remembered (for a text or absent target; bounded).
+        get = headers.values.get
+        name, uri = (None, None) if params is None else (params["name"], params["uri"])
+        if type(name) in _KEYABLE and type(uri) in _KEYABLE:
+            key = (event.method, name, uri, get(b"mcp-method"), get(b"mcp-name"))
+            if key in _VERDICTS:
+                return _VERDICTS[key]
+    problem = _compare(event, headers, params, mirrored)
+    if key is not None:
+        if len(_VERDICTS) >= _VERDICTS_LIMIT:
+            _VERDICTS.clear()
+        _VERDICTS[key] = problem
+    return problem
+
+
+def _compare(
+    event: RequestReceived,
+    headers: Headers,
+    params: dict[str, Any] | None,
+    mirrored: tuple[ParamHeader, ...],
+) -> str | None:
     # One header twice is ambiguous: a proxy may read one copy and the server the other.
     # Unrecognized Mcp-Param-* headers are ignored, repeated or not ("Server Behavior for
     # Custom Headers").
