@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpkit.server import RequestContext, Server
@@ -35,6 +36,16 @@ def build() -> Server:
         await ctx.log("info", "i")
         await ctx.log("error", "e")
         return "done"
+
+    @server.tool()
+    async def who(ctx: RequestContext) -> dict[str, Any]:
+        """What the request declared about its client."""
+        info = ctx.client_info
+        return {
+            "version": ctx.protocol_version,
+            "client": None if info is None else [info.name, info.version],
+            "capabilities": msgspec.to_builtins(ctx.client_capabilities),
+        }
 
     @server.resource("note://one")
     def one() -> str:
@@ -143,7 +154,7 @@ async def test_results_carry_result_type_server_info_and_cache_hints() -> None:
         assert result["cacheScope"] == "private"
     for result in (called, got):
         assert "ttlMs" not in result
-    assert [tool["name"] for tool in listed["tools"]] == ["echo", "chatty"]
+    assert [tool["name"] for tool in listed["tools"]] == ["echo", "chatty", "who"]
     assert called["content"] == [{"type": "text", "text": "x"}]
     assert read["contents"][0]["text"] == "first"
 
@@ -172,6 +183,30 @@ async def test_log_messages_only_when_the_request_opts_in(
             m["params"]["data"] for m in wire.seen if m.get("method") == "notifications/message"
         ]
     assert logs == expected
+
+
+@pytest.mark.parametrize(
+    ("declared", "expected"),
+    [
+        (meta(), {"version": MODERN, "client": None, "capabilities": {}}),
+        (
+            meta(
+                capabilities={"sampling": {}},
+                client_info={"name": "c", "version": "9"},
+                log_level="info",
+            ),
+            {"version": MODERN, "client": ["c", "9"], "capabilities": {"sampling": {}}},
+        ),
+    ],
+)
+async def test_the_context_tells_what_each_request_declared(
+    declared: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    async with wire_to(build()) as wire:
+        params = {"name": "who", "arguments": {}, "_meta": declared}
+        for rid in (1, 2):  # (the same declaration twice: nothing is carried over)
+            reply = await wire.call(rid, "tools/call", params)
+            assert reply["result"]["structuredContent"] == expected, reply
 
 
 async def test_both_eras_on_one_connection() -> None:

@@ -78,6 +78,22 @@ class _Probe(msgspec.Struct):
 _PROBE: Final = msgspec.json.Decoder(_Probe)
 
 
+class _ValidMeta(msgspec.Struct):
+    """A well-formed 2026-07-28 ``_meta``, decoded in one pass (see :func:`parse_modern`)."""
+
+    version: str = msgspec.field(name=PROTOCOL_VERSION)
+    capabilities: ClientCapabilities = msgspec.field(name=CLIENT_CAPABILITIES)
+    info: Implementation | None = msgspec.field(default=None, name=CLIENT_INFO)
+    level: LoggingLevel | None = msgspec.field(default=None, name=LOG_LEVEL)
+
+
+class _ValidParams(msgspec.Struct):
+    meta: _ValidMeta = msgspec.field(name="_meta")
+
+
+_VALID: Final = msgspec.json.Decoder(_ValidParams)
+
+
 @dataclass(frozen=True, slots=True)
 class ModernRequest:
     """What a 2026-07-28 request says about itself (its ``_meta``)."""
@@ -121,6 +137,17 @@ def parse_modern(
         RPCError: -32602 for a missing or invalid member, -32020 when the version differs
             from the HTTP header, -32022 for a version not in ``supported``.
     """
+    if params is not None:
+        # The common case in one typed decode: a well-formed _meta of a served version.
+        # Anything else takes the checks below, which say what is wrong, in their order.
+        try:
+            valid = _VALID.decode(params).meta
+        except msgspec.DecodeError:  # (ValidationError included)
+            pass
+        else:
+            declared = valid.version
+            if (header_version is None or header_version == declared) and declared in supported:
+                return ModernRequest(declared, valid.capabilities, valid.info, valid.level)
     meta = _meta_of(params)
     version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
     if not isinstance(version, str):
