@@ -28,6 +28,25 @@ def call(rid: int, tool: str, **arguments: Any) -> bytes:
     return request(rid, "tools/call", {"name": tool, "arguments": arguments})
 
 
+def asgi_scope(method: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    """The ASGI scope of an HTTP request to ``/mcp`` on 127.0.0.1:8000 (an app driven in
+    process); ``headers`` after ``Host``."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1:8000"), *headers],
+        "client": ("127.0.0.1", 5555),
+        "server": ("127.0.0.1", 8000),
+    }
+
+
 def notification(method: str, params: dict[str, Any] | None = None) -> bytes:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:

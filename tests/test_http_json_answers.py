@@ -22,7 +22,7 @@ from anyio.abc import TaskGroup
 from mcpkit.exceptions import RPCError
 from mcpkit.server import Server, StreamableHTTPApp
 
-from ._mcphttp import call, initialize, notification, request
+from ._mcphttp import asgi_scope, call, initialize, notification, request
 
 pytestmark = pytest.mark.anyio
 
@@ -89,23 +89,6 @@ class Wire:
         ]
 
 
-def scope(method: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "root_path": "",
-        "query_string": b"",
-        "headers": [(b"host", b"127.0.0.1:8000"), *headers],
-        "client": ("127.0.0.1", 5555),
-        "server": ("127.0.0.1", 8000),
-    }
-
-
 class Session:
     """One client session of ``app``, every exchange recorded on ``wire``."""
 
@@ -147,7 +130,7 @@ class Session:
 
         headers = [*self.headers(), (b"content-length", b"%d" % len(body))]
         with anyio.fail_after(LIMIT):
-            await self.app(scope("POST", headers), receive, send)
+            await self.app(asgi_scope("POST", headers), receive, send)
         gone.set()
         content = answer.get("http.response.body", {}).get("body", b"")
         return answer["http.response.start"]["status"], json.loads(content) if content else None
@@ -185,7 +168,7 @@ class Session:
             more[0] = anyio.Event()
 
         async with anyio.create_task_group() as group:
-            group.start_soon(self.app, scope("GET", self.headers()), receive, send)
+            group.start_soon(self.app, asgi_scope("GET", self.headers()), receive, send)
             with anyio.fail_after(LIMIT):
                 await started.wait()
             try:

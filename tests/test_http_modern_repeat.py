@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from mcpkit.server import Server, StreamableHTTPApp
 
+from ._mcphttp import asgi_scope
 from ._wire import meta
 
 SCHEMA: Final = {
@@ -28,7 +29,6 @@ SCHEMA: Final = {
 #: Every status a 2026-07-28 POST is answered with here.
 DELIBERATE: Final = {200, 202, 400, 404}
 BASE: Final = [
-    (b"host", b"127.0.0.1:8000"),
     (b"content-type", b"application/json"),
     (b"accept", b"application/json, text/event-stream"),
 ]
@@ -69,22 +69,8 @@ async def post(app: StreamableHTTPApp, headers: list[tuple[bytes, bytes]], body:
     async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 5555),
-        "server": ("127.0.0.1", 8000),
-    }
     with anyio.fail_after(10):
-        await app(scope, receive, send)
+        await app(asgi_scope("POST", headers), receive, send)
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
 
