@@ -4,8 +4,10 @@ Contenders (every one a separate process, all on the same uvicorn + httptools se
 
 * ``mcpkit``: ``python -m mcpkit run examples/echo.py --transport http`` in three modes:
   stateful with SSE answers (the default), stateful with ``--json-response``, and
-  ``--stateless --json-response``;
-* ``mcp``: ``bench/official_http_server.py``, the official SDK, in the same three modes;
+  ``--stateless --json-response``; and a fourth, ``2026-07-28``: the same server with
+  ``--json-response`` answering each call sent as a 2026-07-28 request (no session;
+  ``_meta``, ``Mcp-Method`` and ``Mcp-Name``);
+* ``mcp``: ``bench/official_http_server.py``, the official SDK, in the same four modes;
 * ``bare``: ``bench/bare_http_server.py``, a bare ASGI app answering JSON (the floor);
 * ``flat``: ``bench/flat_http_server.py``, the least work a stateful MCP endpoint does per
   call, written flat (a reference: how far a leaner request path could go).
@@ -60,11 +62,13 @@ __all__ = [
 ]
 
 _PY: Final = sys.executable
-MODES: Final = ("stateful+sse", "stateful+json", "stateless+json")
+MODERN: Final = "2026-07-28"
+MODES: Final = ("stateful+sse", "stateful+json", "stateless+json", MODERN)
 _FLAGS: Final = {
     "stateful+sse": [],
     "stateful+json": ["--json-response"],
     "stateless+json": ["--stateless", "--json-response"],
+    MODERN: ["--json-response"],
 }
 _BASE: Final = {
     "mcpkit": [
@@ -183,7 +187,8 @@ def _load(
                     path = tmp / f"sessions-{index}-{c}.txt"
                     path.write_text("\n".join(ids[:c]) + "\n")
                 sessions[name, c] = path
-            call_echo(client, server.url, ids[0] if ids else None, ECHO_TEXT, server)
+            modern = CONTENDERS[name][1] == MODERN
+            call_echo(client, server.url, ids[0] if ids else None, ECHO_TEXT, server, modern)
             warm = run_wrk(
                 server.url,
                 server.pid,
@@ -192,6 +197,7 @@ def _load(
                 sessions_file=sessions[name, warm_connections],
                 text=ECHO_TEXT,
                 cpu=load_cpu,
+                modern=modern,
             )
             if (problem := _errors(warm)) is not None:
                 failures.append(f"{name} warm-up: {problem}")
@@ -212,6 +218,7 @@ def _load(
                         sessions_file=sessions[name, connections],
                         text=ECHO_TEXT,
                         cpu=load_cpu,
+                        modern=CONTENDERS[name][1] == MODERN,
                     )
                     if (problem := _errors(run)) is not None:
                         failures.append(f"{name}, {connections} connections: {problem}")

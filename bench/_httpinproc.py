@@ -11,8 +11,8 @@ uvicorn makes one per request: the cost with the event loop's share). Best of
 that ``bench http`` measures inside the whole server under load, where every microsecond
 here costs about 1.8 (bench/README.md, thirteenth session). The contenders: the bare
 floor, the flat reference endpoint, mcpkit's three modes, and mcpkit serving the same call
-as a 2026-07-28 request (``_meta``, ``Mcp-Method`` and ``Mcp-Name``, no session: the official
-SDK does not speak that revision, so it has no row in ``bench http``).
+as a 2026-07-28 request (``_meta``, ``Mcp-Method`` and ``Mcp-Name``, no session; ``bench
+http`` has it too, against the official SDK).
 """
 
 from __future__ import annotations

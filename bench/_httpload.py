@@ -48,6 +48,16 @@ HEADERS: Final = {
     "Content-Type": "application/json",
     "MCP-Protocol-Version": PROTOCOL_VERSION,
 }
+#: A 2026-07-28 ``tools/call echo``: its headers (over ``HEADERS``) and its ``_meta``.
+MODERN_HEADERS: Final = {
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "echo",
+}
+MODERN_META: Final = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def wrk_path() -> str | None:
@@ -206,18 +216,21 @@ def open_sessions(
 
 
 def call_echo(
-    client: httpx.Client, url: str, session: str | None, text: str, server: HttpServerProcess
+    client: httpx.Client,
+    url: str,
+    session: str | None,
+    text: str,
+    server: HttpServerProcess,
+    modern: bool = False,
 ) -> None:
-    """One checked ``tools/call echo`` (on ``session``, if given)."""
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": text}},
-        }
-    ).encode()
+    """One checked ``tools/call echo`` (on ``session``, if given; ``modern``: as a
+    2026-07-28 request)."""
+    params: dict[str, Any] = {"name": "echo", "arguments": {"text": text}}
     headers = HEADERS if session is None else {**HEADERS, "Mcp-Session-Id": session}
+    if modern:
+        params["_meta"] = MODERN_META
+        headers = {**HEADERS, **MODERN_HEADERS}
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
     reply = client.post(url, content=body, headers=headers)
     if reply.status_code != 200 or json.dumps(text) not in reply.text or '"error"' in reply.text:
         raise server.fail(f"tools/call echo: {reply.status_code} {reply.text[:300]!r}")
@@ -248,8 +261,10 @@ def run_wrk(
     sessions_file: Path | None,
     text: str,
     cpu: int | None,
+    modern: bool = False,
 ) -> dict[str, Any]:
-    """One fixed-duration wrk run: wrk's summary plus CPU accounting on both sides.
+    """One fixed-duration wrk run: wrk's summary plus CPU accounting on both sides
+    (``modern``: every call a 2026-07-28 request, without a session).
 
     The server's CPU time is read at two fixed instants inside the run (``WINDOW_HEAD_S``
     after the start, ``WINDOW_TAIL_S`` before the end), and the Lua script counts the
@@ -280,7 +295,7 @@ def run_wrk(
         str(LUA_SCRIPT),
         url,
         "--",
-        str(sessions_file) if sessions_file is not None else "-",
+        "2026-07-28" if modern else str(sessions_file) if sessions_file is not None else "-",
         str(threads),
         text,
         *(str(round(moment * 1e9)) for moment in window),

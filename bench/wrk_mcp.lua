@@ -1,7 +1,9 @@
 -- wrk script for `python -m bench http`: POST tools/call echo over Streamable HTTP.
 --
 -- Arguments (after `--`): SESSIONS THREADS TEXT [WINDOW_START WINDOW_END]
---   SESSIONS  a file with one Mcp-Session-Id per line, or "-" (stateless: no header)
+--   SESSIONS  a file with one Mcp-Session-Id per line, or "-" (stateless: no header), or
+--             "2026-07-28" (no session: each call a 2026-07-28 request, with _meta in its
+--             params and its MCP-Protocol-Version, Mcp-Method and Mcp-Name headers)
 --   THREADS   wrk's thread count; session i goes to thread i % THREADS, and each thread
 --             uses its own sessions in turn, one per request (with as many sessions as
 --             connections, about one request is in flight per session)
@@ -49,12 +51,15 @@ function init(args)
   local sessions_file, nthreads, text = args[1], tonumber(args[2]), args[3]
   window_start, window_end = tonumber(args[4] or "0"), tonumber(args[5] or "0")
   local host = wrk.headers["Host"] or (wrk.host .. ":" .. tostring(wrk.port))
+  local modern = sessions_file == "2026-07-28"
   local common = "POST " .. wrk.path .. " HTTP/1.1\r\n"
     .. "Host: " .. host .. "\r\n"
     .. "Accept: application/json, text/event-stream\r\n"
     .. "Content-Type: application/json\r\n"
-    .. "MCP-Protocol-Version: 2025-11-25\r\n"
-  if sessions_file == "-" then
+    .. "MCP-Protocol-Version: " .. (modern and "2026-07-28" or "2025-11-25") .. "\r\n"
+  if modern then
+    prefixes[1] = common .. "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n"
+  elseif sessions_file == "-" then
     prefixes[1] = common
   else
     local i = 0
@@ -69,8 +74,13 @@ function init(args)
   end
   count = #prefixes
   body_head = '{"jsonrpc":"2.0","id":'
+  local meta = ""
+  if modern then
+    meta = ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+      .. '"io.modelcontextprotocol/clientCapabilities":{}}'
+  end
   body_tail = ',"method":"tools/call","params":{"name":"echo","arguments":{"text":"'
-    .. text .. '"}}}'
+    .. text .. '"}' .. meta .. '}}'
   expect = '"' .. text .. '"'
   seq = tid * 1000000000
   ok = 0
