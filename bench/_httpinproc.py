@@ -27,6 +27,7 @@ from typing import Any, Final
 
 # (the same contenders as http-icount, every one but the official SDK's, and its bodies)
 from ._httpicount import NAMES, call_body
+from ._httpload import MODERN_HEADERS, MODERN_META
 from ._rawclient import INIT_PARAMS, PROTOCOL_VERSION, ServerError
 from ._servers import ECHO_TEXT, ROOT
 
@@ -43,12 +44,14 @@ _INITIALIZED: Final = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 MODERN: Final = "mcpkit 2026-07-28"
 #: The contenders: http-icount's, and the same call as a 2026-07-28 request.
 CONTENDERS: Final = (*NAMES, MODERN)
-_MODERN_VERSION: Final = b"2026-07-28"
-_MODERN_HEADERS: Final = [(b"mcp-method", b"tools/call"), (b"mcp-name", b"echo")]
-_MODERN_META: Final = (
-    b',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-    b'"io.modelcontextprotocol/clientCapabilities":{}}}}'
-)
+#: bench http's 2026-07-28 request: its headers (MCP-Protocol-Version apart) and _meta.
+_MODERN_VERSION: Final = MODERN_HEADERS["MCP-Protocol-Version"].encode()
+_MODERN_HEADERS: Final = [
+    (name.lower().encode(), value.encode())
+    for name, value in MODERN_HEADERS.items()
+    if name != "MCP-Protocol-Version"
+]
+_MODERN_META: Final = b',"_meta":' + json.dumps(MODERN_META, separators=(",", ":")).encode() + b"}}"
 
 
 def _body(name: str, rid: int) -> bytes:

@@ -7,8 +7,8 @@ The endpoint is the only place where mcpkit's JSON-RPC engine meets concurrency:
 * each inbound request runs in its own task inside a cancel scope, so
   ``notifications/cancelled`` can stop it; a per-connection cap bounds how many run at once
   (a transport that waits for the answer anyway may run it in its own task instead:
-  ``dispatch(..., inline=True)``, see ``_inline.py``); receiving, dispatching and running
-  handlers live in ``_inbound.py``;
+  ``answer_inline``, or ``dispatch(..., inline=True)``, see ``_inline.py``); receiving,
+  dispatching and running handlers live in ``_inbound.py``;
 * each outbound request waits on an event; its timeout is a cancel scope whose deadline
   progress notifications may push back, but never past the absolute maximum
   (``_outbound.py``);

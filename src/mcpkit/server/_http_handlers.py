@@ -123,14 +123,13 @@ async def handle_message(
         # store appends and watcher (basic/transports.mdx: the server chooses).
         answer: bytes | None = None
         if rid is not None:
-            answer = await endpoint.answer_inline(
-                event,  # type: ignore[arg-type]
-                exchange,
-                sse.open_stream if sse is not None else watch.start if watch else None,
+            answer = await exchange.own(
+                await endpoint.answer_inline(
+                    event,  # type: ignore[arg-type]
+                    exchange,
+                    sse.open_stream if sse is not None else watch.start if watch else None,
+                )
             )
-            if answer is not None and (exchange.early or exchange.closing):
-                await exchange.finish(answer)  # (SSE: it goes after what was sent)
-                answer = None
             count = 1
         else:
             count = await endpoint.dispatch(event, exchange)

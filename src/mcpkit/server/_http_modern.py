@@ -144,30 +144,36 @@ def _header_problem(server: LowLevelServer, event: RequestReceived, headers: Hea
         # transports.mdx (2026-07-28): "Every POST request to the MCP endpoint MUST
         # include an MCP-Protocol-Version header".
         return "the MCP-Protocol-Version header is required"
-    params: dict[str, Any] | None = None
+    named = event.method in NAMED_METHODS
+    name: Any = None
+    uri: Any = None
+    arguments: Any = None
     mirrored: tuple[ParamHeader, ...] = ()
-    if event.method in NAMED_METHODS:
+    if named:
         try:
             # The name alone first: the arguments are decoded twice only for a tool that
             # mirrors some of them.
             target = _TARGET.decode(event.params or b"{}")
-            params = {"name": target.name, "uri": target.uri}
-            if event.method == "tools/call" and isinstance(target.name, str):
-                mirrored = server.param_headers(target.name)
+            name, uri = target.name, target.uri
+            if event.method == "tools/call" and isinstance(name, str):
+                mirrored = server.param_headers(name)
             if mirrored:
-                params["arguments"] = _ARGUMENTS.decode(event.params or b"{}").arguments
+                arguments = _ARGUMENTS.decode(event.params or b"{}").arguments
         except msgspec.DecodeError:
             return None  # the params decoder reports malformed params
     key = None
-    if not mirrored and not headers.duplicated:
+    if not mirrored and not headers.duplicated and type(name) in _KEYABLE and type(uri) in _KEYABLE:
         # Then the verdict depends on these alone, which a client repeats from one POST to
         # the next: it is remembered (for a text or absent target; bounded).
         get = headers.values.get
-        name, uri = (None, None) if params is None else (params["name"], params["uri"])
-        if type(name) in _KEYABLE and type(uri) in _KEYABLE:
-            key = (event.method, name, uri, get(b"mcp-method"), get(b"mcp-name"))
-            if key in _VERDICTS:
-                return _VERDICTS[key]
+        key = (event.method, name, uri, get(b"mcp-method"), get(b"mcp-name"))
+        if key in _VERDICTS:
+            return _VERDICTS[key]
+    params: dict[str, Any] | None = None
+    if named:
+        params = {"name": name, "uri": uri}
+        if mirrored:
+            params["arguments"] = arguments
     problem = _compare(event, headers, params, mirrored)
     if key is not None:
         if len(_VERDICTS) >= _VERDICTS_LIMIT:
@@ -253,15 +259,15 @@ async def post_modern(
     app.sessionless.add(session)
     answer = Reply(app, exchange, receive, send, cors)
     try:
-        data = await session.endpoint.answer_inline(event, exchange, answer.follow)
+        data = await exchange.own(
+            await session.endpoint.answer_inline(event, exchange, answer.follow)
+        )
         if data is not None:
-            if not (exchange.early or exchange.closing):
-                # An instant handler's answer, all it produced (the common case): this
-                # task writes it, with no route, follower or stream.
-                if exchange.take_answer():
-                    await respond(send, status_for(data), data, headers=cors)
-                return
-            await exchange.finish(data)  # (after the messages sent before it: a stream)
+            # An instant handler's answer, all it produced (the common case): this task
+            # writes it, with no route, follower or stream.
+            if exchange.take_answer():
+                await respond(send, status_for(data), data, headers=cors)
+            return
         exchange.expect(1)
         if not await answer.settle():
             return  # answered, or the client left (then the session ends below)

@@ -44,9 +44,9 @@ class Reply:
     """The answer to one 2026-07-28 POST: JSON when the handler's response is its only
     message, an SSE stream once it emits anything before it.
 
-    On asyncio the handler runs in the POST's own task (``dispatch(inline=True)``, as
+    On asyncio the handler runs in the POST's own task (``Endpoint.answer_inline``, as
     handshake-era POSTs do), so an instant handler costs no task, watcher or loop pass.
-    Should it have to wait, :meth:`follow` (dispatch's ``on_suspend``) starts a task that
+    Should it have to wait, :meth:`follow` (answer_inline's ``on_suspend``) starts a task that
     waits for its first message, then writes the stream, or for the client leaving, then
     ends the session, which cancels the handler ("closing that stream cancels the
     request"). Elsewhere the handler has a task of its own and the POST's task waits."""

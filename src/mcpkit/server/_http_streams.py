@@ -246,6 +246,15 @@ class Exchange:
         self.late = None
         return True
 
+    async def own(self, answer: bytes | None) -> bytes | None:
+        """What ``answer_inline`` returned, for the POST's task: the answer itself when it
+        may be written as it is (nothing was sent before it, nothing is closing), else
+        ``None``, the answer handed to :meth:`finish` (SSE: it goes after what was sent)."""
+        if answer is not None and (self.early or self.closing):
+            await self.finish(answer)
+            return None
+        return answer
+
     def take_late(self) -> LateAnswer | None:
         """For the session's end: what it needs to give the POST's answer itself
         (``None``: the POST's task gives it, or has). From here on the task gives none."""
