@@ -16,6 +16,9 @@
         │                              connection stays up; e.g. HTTP 500 on its POST)
         └── SessionExpiredError        the server no longer knows this session (HTTP 404)
 
+Outside the hierarchy, for process control: ``Interrupted`` (a ``KeyboardInterrupt`` that
+is also ``SystemExit(130)``), what ``Server.run`` raises after Ctrl-C.
+
 Warnings: ``MCPDeprecationWarning`` (a ``DeprecationWarning``) when code uses a feature the
 protocol revision in use deprecates (2026-07-28 ``deprecated.mdx``: roots, sampling, logging,
 ``includeContext`` other than "none"); it still works.
@@ -36,6 +39,7 @@ from .types._echo import peer_text
 __all__ = [
     "CapabilityError",
     "ConnectionClosedError",
+    "Interrupted",
     "LocalProtocolError",
     "MCPDeprecationWarning",
     "MCPError",
@@ -49,6 +53,20 @@ __all__ = [
     "SessionExpiredError",
     "SubscriptionOverflowError",
 ]
+
+
+class Interrupted(SystemExit, KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a server that ``run()`` was serving; it has shut down.
+
+    A ``KeyboardInterrupt``, so the usual ``except KeyboardInterrupt`` around ``run()``
+    still sees it; also ``SystemExit`` with status 130 (128 + SIGINT, the shell's
+    convention), so that left uncaught it ends the program quietly instead of printing a
+    traceback of the event loop's internals (a common complaint about Python MCP servers
+    stopped from a terminal).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(130)
 
 
 class MCPError(Exception):

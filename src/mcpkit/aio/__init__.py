@@ -22,13 +22,14 @@ from ._eventstore import EventStore, MemoryEventStore, Replay
 from ._exitstack import close_stack
 from ._fdwait import FdReader
 from ._flag import Flag
-from ._groups import single_errors
+from ._groups import interrupted, single_errors
 from ._hop import on_loop_thread, runs_event_loop, soon_on_loop
 from ._rate import BURST, TokenBucket
 from ._route import ReplyRoute, current_route, detached_context
 from ._workers import call_off_loop, run_in_worker
 
 __all__ = [
+    "interrupted",
     "single_errors",
     "call_off_loop",
     "check_arity",

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup
 
-__all__ = ["single_errors"]
+__all__ = ["interrupted", "single_errors"]
 
 
 @contextlib.contextmanager
@@ -33,3 +33,12 @@ def single_errors() -> Iterator[None]:
         if inner is group:
             raise
         raise inner from None
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``KeyboardInterrupt``, alone or in exception groups holding
+    nothing else (trio can deliver Ctrl-C inside a task group, which wraps it)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    inner = getattr(exc, "exceptions", None)
+    return isinstance(inner, tuple) and bool(inner) and all(interrupted(e) for e in inner)

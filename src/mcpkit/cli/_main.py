@@ -289,14 +289,6 @@ def _check_stdio(args: argparse.Namespace) -> None:
         )
 
 
-def _interrupted(exc: BaseException) -> bool:
-    """A KeyboardInterrupt, alone or in exception groups (trio reports it in one)."""
-    if isinstance(exc, KeyboardInterrupt):
-        return True
-    inner = getattr(exc, "exceptions", None)
-    return isinstance(inner, tuple) and bool(inner) and all(_interrupted(e) for e in inner)
-
-
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -387,7 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc.report, end="", file=sys.stderr)
         return 1
     except BaseException as exc:
-        if _interrupted(exc):
+        from ..aio import interrupted  # (Server.run's Interrupted is one too)
+
+        if interrupted(exc):
             return 130
         raise
     return 0

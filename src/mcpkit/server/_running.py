@@ -11,13 +11,13 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 
-from ..aio import MessageChannel, single_errors
-from ..exceptions import LocalProtocolError
+from ..aio import MessageChannel, interrupted, single_errors
+from ..exceptions import Interrupted, LocalProtocolError
 from ..protocol import Limits
 from ._session import ServerSession
 
@@ -98,7 +98,48 @@ def _on_sigint(hook: Callable[[], None] | None) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextlib.contextmanager
+def _sigint_signals(wanted: bool) -> Iterator[AsyncIterator[int] | None]:
+    """SIGINT as a stream of signals (``None`` unless ``wanted``, in the main thread, on a
+    loop that can: asyncio's on Windows cannot), for a graceful stop on Ctrl-C on either
+    backend: the serving task group is cancelled, so every handler sees a cancellation
+    at a checkpoint. Left to trio, Ctrl-C raised KeyboardInterrupt in whatever code ran,
+    which could cut a handler's coroutine before its first step ("coroutine ... was
+    never awaited" on stderr at exit). A second Ctrl-C while stopping is absorbed: the
+    stop is bounded by ``serve_stdio``'s ``exit_after``.
+    """
+    if not wanted or threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        signals = receiver.__enter__()
+    except NotImplementedError:  # pragma: no cover - asyncio on Windows
+        yield None
+        return
+    try:
+        yield signals
+    finally:
+        receiver.__exit__(None, None, None)
+
+
 def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
+    """``anyio.run``, with Ctrl-C coming out as :class:`~mcpkit.exceptions.Interrupted`
+    (a ``KeyboardInterrupt`` that ends the program quietly with status 130 when nobody
+    catches it) on every Python and backend.
+
+    Raises:
+        Interrupted: SIGINT stopped the server (after it shut down).
+    """
+    try:
+        _run_interruptible(func, backend)
+    except BaseException as exc:
+        if interrupted(exc):
+            raise Interrupted from None  # (from None: its cause is the loop's internals)
+        raise
+
+
+def _run_interruptible(func: Callable[[], Awaitable[None]], backend: str) -> None:
     """``anyio.run``, with Ctrl-C coming out as ``KeyboardInterrupt`` on every Python."""
     if backend != "asyncio" or sys.version_info >= (3, 11):
         anyio.run(func, backend=backend)
@@ -183,9 +224,10 @@ class Running:
         arm = _ExitWatchdog(exit_after) if exit_after is not None else None
         if arm is not None:
             channel.on_eof = lambda: arm(0)
+        stopped: list[bool] = []
         # single_errors: Ctrl-C comes out as KeyboardInterrupt (trio delivers it inside
         # the task group, which would wrap it in an exception group), as on asyncio.
-        with single_errors():
+        with single_errors(), _sigint_signals(arm is not None) as signals:
             async with anyio.create_task_group() as tg:
 
                 async def watch_parent() -> None:
@@ -194,10 +236,22 @@ class Running:
                         arm(0)
                     tg.cancel_scope.cancel()
 
+                async def watch_sigint(signals: AsyncIterator[int]) -> None:
+                    async for _ in signals:
+                        stopped.append(True)
+                        if arm is not None:
+                            arm(130)
+                        tg.cancel_scope.cancel()
+                        return
+
                 tg.start_soon(watch_parent)
-                with _on_sigint(None if arm is None else lambda: arm(130)):
+                if signals is not None:
+                    tg.start_soon(watch_sigint, signals)
+                with _on_sigint(None if arm is None or signals else lambda: arm(130)):
                     await self.serve(channel)
                 tg.cancel_scope.cancel()
+        if stopped:
+            raise KeyboardInterrupt
 
     def streamable_http_app(self, **options: Any) -> StreamableHTTPApp:
         """This server as a Streamable HTTP ASGI application (see
@@ -297,8 +351,14 @@ class Running:
         Serving HTTP, it says where on stderr once it accepts connections
         (``mcpkit: serving Streamable HTTP on http://127.0.0.1:8000/mcp``).
 
+        Ctrl-C (SIGINT) shuts the server down (for stdio within 5 s, see
+        :meth:`serve_stdio`) and then raises :class:`~mcpkit.exceptions.Interrupted`: a
+        ``KeyboardInterrupt`` for code that catches one around ``run()``; uncaught, the
+        program ends with status 130 and no traceback.
+
         Raises:
             LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
+            Interrupted: Ctrl-C stopped the server.
         """
         if transport == "stdio":
             _run(functools.partial(self.serve_stdio, exit_after=_STDIO_EXIT_AFTER), backend)

@@ -1,0 +1,218 @@
+"""``Server.run`` on Ctrl-C (SIGINT): the server shuts down (its lifespan exits), then
+``run`` raises ``mcpkit.exceptions.Interrupted``, a ``KeyboardInterrupt`` that is also
+``SystemExit(130)``. Left uncaught, the program ends with status 130 and nothing on stderr
+(it printed the event loop's traceback, the incumbent SDK's most reported annoyance when a
+server is stopped from a terminal); caught as a ``KeyboardInterrupt``, code after it runs.
+
+On trio, Ctrl-C during a flood of requests used to raise KeyboardInterrupt in whatever
+code ran, which could cut a handler's coroutine before its first step ("coroutine ... was
+never awaited" on stderr at exit); now SIGINT cancels the serving task group, as asyncio's
+runner does. The catching form is pinned in tests/test_cli_stop.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+import anyio
+import httpx
+import pytest
+
+from ._mcphttp import JSON_HEADERS, initialize
+from ._rawstdio import RawStdioServer
+
+pytestmark = pytest.mark.anyio
+
+LIMIT: Final = 30.0
+
+SCRIPT: Final = textwrap.dedent(
+    """
+    import contextlib
+    import sys
+    import time
+
+    from mcpkit import Server
+
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server):
+        try:
+            yield None
+        finally:
+            print("lifespan exited", file=sys.stderr, flush=True)
+
+
+    server = Server("interrupted", "1.0", lifespan=lifespan)
+
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+
+    @server.tool()
+    async def spin() -> str:
+        # Busy for a second without a checkpoint (no await), then done.
+        print("spinning", file=sys.stderr, flush=True)
+        try:
+            until = time.monotonic() + 1.0
+            while time.monotonic() < until:
+                pass
+        except BaseException as exc:
+            print("spin got", type(exc).__name__, file=sys.stderr, flush=True)
+            raise
+        return "spun"
+
+
+    transport, backend = sys.argv[1:3]
+    if transport == "stdio":
+        server.run(backend=backend)
+    else:
+        server.run(transport, port=0)
+    print("run() returned", file=sys.stderr, flush=True)
+    """
+)
+
+CAUGHT: Final = textwrap.dedent(
+    """
+    import sys
+
+    from mcpkit import Server
+    from mcpkit.exceptions import Interrupted
+
+    try:
+        Server("caught", "1.0").run(backend=sys.argv[1])
+    except KeyboardInterrupt as exc:
+        print(type(exc) is Interrupted, exc.code, file=sys.stderr, flush=True)
+    print("carried on", file=sys.stderr, flush=True)
+    """
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the test side; the servers are subprocesses
+
+
+def echo_call(rid: int) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+        b'"params":{"name":"echo","arguments":{"text":"hi"}}}\n' % rid
+    )
+
+
+async def stderr_of(process: anyio.abc.Process) -> bytes:
+    assert process.stderr is not None
+    return b"".join([chunk async for chunk in process.stderr])
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_ctrl_c_during_a_flood_of_calls_ends_stdio_run_quietly_with_130(
+    tmp_path: Path, backend: str
+) -> None:
+    (tmp_path / "server.py").write_text(SCRIPT)
+    argv = [sys.executable, str(tmp_path / "server.py"), "stdio", backend]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server, anyio.create_task_group() as tg:
+            await server.initialize()
+            process = server.process
+            assert process is not None
+
+            async def flood() -> None:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    for rid in range(1, 100_000):
+                        await server.write(echo_call(rid))
+
+            tg.start_soon(flood)
+            for _ in range(200):  # calls are being answered (or refused while 100 are in
+                assert b'"id":' in await server.read_line()  # flight): the flood is on
+            process.send_signal(signal.SIGINT)
+            status = await process.wait()
+            tg.cancel_scope.cancel()
+            said = await stderr_of(process)
+    assert status == 130, said.decode(errors="replace")
+    assert said == b"lifespan exited\n", said.decode(errors="replace")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_ctrl_c_does_not_raise_inside_a_running_handler(tmp_path: Path, backend: str) -> None:
+    # On trio, Ctrl-C raised KeyboardInterrupt inside whatever code was running: here a
+    # tool's own loop. Now the stop waits for the next checkpoint, as on asyncio (a
+    # handler that never reaches one is bounded by run()'s 5 s exit watchdog).
+    (tmp_path / "server.py").write_text(SCRIPT)
+    argv = [sys.executable, str(tmp_path / "server.py"), "stdio", backend]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server:
+            await server.initialize()
+            await server.send(id=1, method="tools/call", params={"name": "spin"})
+            process = server.process
+            assert process is not None
+            assert process.stderr is not None
+            seen = b""
+            while b"spinning\n" not in seen:
+                seen += await process.stderr.receive()
+            process.send_signal(signal.SIGINT)
+            status = await process.wait()
+            said = seen + await stderr_of(process)
+    assert status == 130, said.decode(errors="replace")
+    assert said == b"spinning\nlifespan exited\n", said.decode(errors="replace")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_ctrl_c_comes_out_of_run_as_interrupted_for_code_that_catches_it(
+    tmp_path: Path, backend: str
+) -> None:
+    (tmp_path / "caught.py").write_text(CAUGHT)
+    argv = [sys.executable, str(tmp_path / "caught.py"), backend]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server:
+            await server.initialize()
+            await server.assert_silent()
+            process = server.process
+            assert process is not None
+            process.send_signal(signal.SIGINT)
+            status = await process.wait()
+            said = await stderr_of(process)
+    assert (status, said) == (0, b"True 130\ncarried on\n"), said.decode(errors="replace")
+
+
+@contextlib.contextmanager
+def http_server(script: Path, transport: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    process = subprocess.Popen(
+        [sys.executable, str(script), transport, "asyncio"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        yield process, process.stderr.readline().decode().rsplit(" on ", 1)[1].strip()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.mark.parametrize("transport", ["http", "sse", "ws"])
+def test_ctrl_c_ends_http_run_quietly_with_130(tmp_path: Path, transport: str) -> None:
+    (tmp_path / "server.py").write_text(SCRIPT)
+    with http_server(tmp_path / "server.py", transport) as (process, url):
+        if transport == "http":  # a session open at the time
+            with httpx.Client(timeout=10) as client:
+                opened = client.post(url, content=initialize(), headers=JSON_HEADERS)
+                assert opened.status_code == 200, opened.text
+        process.send_signal(signal.SIGINT)
+        status = process.wait(LIMIT)
+        assert process.stderr is not None
+        said = process.stderr.read()
+    assert status == 130, said.decode(errors="replace")
+    assert said == b"lifespan exited\n", said.decode(errors="replace")
