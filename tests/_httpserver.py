@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import subprocess
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from mcpkit.transports import HttpServer, serve_http
@@ -116,3 +118,28 @@ def running(
             raise TimeoutError("the test HTTP server did not stop")
         if "error" in box:
             raise box["error"]
+
+
+@contextmanager
+def serving_process(
+    argv: Sequence[str], *, cwd: Path | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A server process that says ``... serving <transport> on <url>`` first on stderr
+    (``mcpkit run``, ``server.run``): the process and that URL (killed and reaped at the
+    end, whatever happened; the rest of stderr is left to read)."""
+    process = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        yield process, process.stderr.readline().decode().rsplit(" on ", 1)[1].strip()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()

@@ -19,6 +19,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,6 +27,7 @@ import anyio
 import httpx
 import pytest
 
+from ._httpserver import serving_process
 from ._mcphttp import JSON_HEADERS, initialize
 from ._rawstdio import INIT_PARAMS, RawStdioServer
 from ._wire import MODERN, meta
@@ -162,29 +164,13 @@ def read_quietly(response: httpx.Response) -> None:
         response.read()
 
 
-@contextlib.contextmanager
 def http_process(
     *flags: str, script: Path = EXAMPLES / "echo.py"
-) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+) -> AbstractContextManager[tuple[subprocess.Popen[bytes], str]]:
     """``mcpkit run examples/echo.py`` (or ``script``) on a free port with ``flags``: the
     process and its endpoint's URL (killed and reaped at the end, whatever happened)."""
     argv = [sys.executable, "-m", "mcpkit", "run", str(script), "--port", "0"]
-    process = subprocess.Popen(
-        [*argv, *flags],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stderr is not None
-        yield process, process.stderr.readline().decode().rsplit(" on ", 1)[1].strip()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+    return serving_process([*argv, *flags], cwd=ROOT)
 
 
 @pytest.mark.parametrize("modern", [False, True], ids=["stateless", "2026-07-28"])

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -25,6 +23,7 @@ import anyio
 import httpx
 import pytest
 
+from ._httpserver import serving_process
 from ._mcphttp import JSON_HEADERS, initialize
 from ._rawstdio import RawStdioServer
 
@@ -183,29 +182,11 @@ async def test_ctrl_c_comes_out_of_run_as_interrupted_for_code_that_catches_it(
     assert (status, said) == (0, b"True 130\ncarried on\n"), said.decode(errors="replace")
 
 
-@contextlib.contextmanager
-def http_server(script: Path, transport: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    process = subprocess.Popen(
-        [sys.executable, str(script), transport, "asyncio"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert process.stderr is not None
-        yield process, process.stderr.readline().decode().rsplit(" on ", 1)[1].strip()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
-
-
 @pytest.mark.parametrize("transport", ["http", "sse", "ws"])
 def test_ctrl_c_ends_http_run_quietly_with_130(tmp_path: Path, transport: str) -> None:
     (tmp_path / "server.py").write_text(SCRIPT)
-    with http_server(tmp_path / "server.py", transport) as (process, url):
+    argv = [sys.executable, str(tmp_path / "server.py"), transport, "asyncio"]
+    with serving_process(argv) as (process, url):
         if transport == "http":  # a session open at the time
             with httpx.Client(timeout=10) as client:
                 opened = client.post(url, content=initialize(), headers=JSON_HEADERS)
