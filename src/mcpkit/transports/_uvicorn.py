@@ -29,6 +29,7 @@ from ._uvicorn_support import (
     bound_invalid_request_logs,
     check_certificate,
     raise_open_files,
+    shut_down_cancelled,
     startup_failed,
 )
 from ._writes import Coalescing, WriteBatch, unsent_bytes
@@ -238,7 +239,8 @@ async def serve_http(
     ssl_keyfile_password: str | None = None,
 ) -> None:
     """Serve ``app`` with uvicorn until cancelled or stopped (asyncio only); over TLS
-    (HTTPS, WSS) with a certificate.
+    (HTTPS, WSS) with a certificate. Either way it shuts down as uvicorn does on a signal:
+    ``on_shutdown``, the open connections' grace period, then the app's lifespan shutdown.
 
     Args:
         app: the ASGI application.
@@ -381,6 +383,10 @@ async def serve_http(
         except SystemExit:  # newer uvicorns exit the process when the startup fails
             if server.started or not startup_failed(server):
                 raise
+        except asyncio.CancelledError:
+            if server.started:  # the hook, the connections' grace, the lifespan, and slack
+                await shut_down_cancelled(server, sock, SHUTDOWN_HOOK_TIMEOUT + 5 + 10)
+            raise
         if not server.started and startup_failed(server):
             # A library call must not exit the process (older uvicorns return silently).
             from ..exceptions import TransportError

@@ -1,12 +1,16 @@
 """What :func:`~mcpkit.transports.serve_http` needs around uvicorn itself: the running
 server's handle, limits read from the app, the open-file limit, whether the app's startup
-failed, and a bound on uvicorn's own warning about each malformed request."""
+failed, the shutdown when serving is cancelled, and a bound on uvicorn's own warning about
+each malformed request."""
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 from typing import Any, Final
+
+import anyio
 
 from ..aio._lograte import PeerLogLimiter
 
@@ -16,6 +20,7 @@ __all__ = [
     "bound_invalid_request_logs",
     "check_certificate",
     "raise_open_files",
+    "shut_down_cancelled",
     "startup_failed",
 ]
 
@@ -108,6 +113,21 @@ class HttpServer:
     def stop(self) -> None:
         """Ask the server to shut down (it stops accepting, then finishes)."""
         self._server.should_exit = True
+
+
+async def shut_down_cancelled(server: Any, sock: socket.socket, bound: float) -> None:
+    """Shut ``server`` (a started ``uvicorn.Server`` whose ``serve`` was cancelled) down as
+    a stop would: stop accepting, end the connections (their grace period), then the
+    app's lifespan shutdown; shielded from the cancellation, and for at most ``bound``
+    seconds. uvicorn leaves all of that undone when its ``serve`` is cancelled: the app's
+    lifespan exited only when the event loop closed, logging "Exception in 'lifespan'
+    protocol", and open connections were left to the loop's end."""
+    with anyio.CancelScope(shield=True) as scope:
+        scope.deadline = anyio.current_time() + bound
+        server.should_exit = True
+        await server.shutdown(sockets=[sock])
+    if scope.cancelled_caught:
+        logger.warning("the server did not shut down within %g s of being cancelled", bound)
 
 
 def startup_failed(server: Any) -> bool:
