@@ -1,8 +1,10 @@
-"""``Server.run`` on Ctrl-C (SIGINT): the server shuts down (its lifespan exits), then
+"""``Server.run`` on Ctrl-C (SIGINT) and SIGTERM: the server shuts down (its lifespan exits), then
 ``run`` raises ``mcpkit.exceptions.Interrupted``, a ``KeyboardInterrupt`` that is also
 ``SystemExit(130)``. Left uncaught, the program ends with status 130 and nothing on stderr
 (it printed the event loop's traceback, the incumbent SDK's most reported annoyance when a
 server is stopped from a terminal); caught as a ``KeyboardInterrupt``, code after it runs.
+SIGTERM stops a stdio server the same way, then exits with 143 (it ended the process at
+once, the lifespan never exited).
 
 On trio, Ctrl-C during a flood of requests used to raise KeyboardInterrupt in whatever
 code ran, which could cut a handler's coroutine before its first step ("coroutine ... was
@@ -137,6 +139,25 @@ async def test_ctrl_c_during_a_flood_of_calls_ends_stdio_run_quietly_with_130(
             tg.cancel_scope.cancel()
             said = await stderr_of(process)
     assert status == 130, said.decode(errors="replace")
+    assert said == b"lifespan exited\n", said.decode(errors="replace")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_sigterm_stops_stdio_run_gracefully_with_143(tmp_path: Path, backend: str) -> None:
+    # SIGTERM (docker stop; an MCP host whose server did not leave when stdin closed)
+    # ended the process at once: the lifespan never exited.
+    (tmp_path / "server.py").write_text(SCRIPT)
+    argv = [sys.executable, str(tmp_path / "server.py"), "stdio", backend]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server:
+            await server.initialize()
+            await server.assert_silent()
+            process = server.process
+            assert process is not None
+            process.send_signal(signal.SIGTERM)
+            status = await process.wait()
+            said = await stderr_of(process)
+    assert status == 143, said.decode(errors="replace")
     assert said == b"lifespan exited\n", said.decode(errors="replace")
 
 

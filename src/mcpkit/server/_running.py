@@ -98,21 +98,26 @@ def _on_sigint(hook: Callable[[], None] | None) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+class _Terminated(Exception):
+    """SIGTERM stopped ``serve_stdio`` (which shut down); ``run()`` exits with 143."""
+
+
 @contextlib.contextmanager
-def _sigint_signals(wanted: bool) -> Iterator[AsyncIterator[int] | None]:
-    """SIGINT as a stream of signals (``None`` unless ``wanted``, in the main thread, on a
-    loop that can: asyncio's on Windows cannot), for a graceful stop on Ctrl-C on either
-    backend: the serving task group is cancelled, so every handler sees a cancellation
-    at a checkpoint. Left to trio, Ctrl-C raised KeyboardInterrupt in whatever code ran,
-    which could cut a handler's coroutine before its first step ("coroutine ... was
-    never awaited" on stderr at exit). A second Ctrl-C while stopping is absorbed: the
-    stop is bounded by ``serve_stdio``'s ``exit_after``.
+def _stop_signals(wanted: bool) -> Iterator[AsyncIterator[int] | None]:
+    """SIGINT and SIGTERM as a stream of signals (``None`` unless ``wanted``, in the main
+    thread, on a loop that can: asyncio's on Windows cannot), for a graceful stop on
+    either, on either backend: the serving task group is cancelled, so every handler sees
+    a cancellation at a checkpoint and the lifespan exits. Left to the runtime, SIGTERM
+    ended the process at once (no lifespan exit), and on trio Ctrl-C raised
+    KeyboardInterrupt in whatever code ran, which could cut a handler's coroutine before
+    its first step ("coroutine ... was never awaited" on stderr at exit). A second signal
+    while stopping is absorbed: the stop is bounded by ``serve_stdio``'s ``exit_after``.
     """
     if not wanted or threading.current_thread() is not threading.main_thread():
         yield None
         return
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
         signals = receiver.__enter__()
     except NotImplementedError:  # pragma: no cover - asyncio on Windows
         yield None
@@ -130,9 +135,12 @@ def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
 
     Raises:
         Interrupted: SIGINT stopped the server (after it shut down).
+        SystemExit: 143, SIGTERM stopped the stdio server (after it shut down).
     """
     try:
         _run_interruptible(func, backend)
+    except _Terminated:
+        raise SystemExit(128 + signal.SIGTERM) from None  # (quietly, after the shutdown)
     except BaseException as exc:
         if interrupted(exc):
             raise Interrupted from None  # (from None: its cause is the loop's internals)
@@ -212,7 +220,8 @@ class Running:
 
         Args:
             exit_after: once the client is gone (stdin closed, the parent exited) or
-                SIGINT arrived, end the process (``os._exit``) if it has not ended by
+                SIGINT or SIGTERM arrived (each a graceful stop, given ``exit_after``),
+                end the process (``os._exit``) if it has not ended by
                 itself within this many seconds: a handler that ignores its cancellation
                 must not keep a server its client has left running for ever. ``None``
                 (the default, for a server embedded in a larger program): no such bound.
@@ -224,10 +233,10 @@ class Running:
         arm = _ExitWatchdog(exit_after) if exit_after is not None else None
         if arm is not None:
             channel.on_eof = lambda: arm(0)
-        stopped: list[bool] = []
+        stopped: list[int] = []
         # single_errors: Ctrl-C comes out as KeyboardInterrupt (trio delivers it inside
         # the task group, which would wrap it in an exception group), as on asyncio.
-        with single_errors(), _sigint_signals(arm is not None) as signals:
+        with single_errors(), _stop_signals(arm is not None) as signals:
             async with anyio.create_task_group() as tg:
 
                 async def watch_parent() -> None:
@@ -236,21 +245,23 @@ class Running:
                         arm(0)
                     tg.cancel_scope.cancel()
 
-                async def watch_sigint(signals: AsyncIterator[int]) -> None:
-                    async for _ in signals:
-                        stopped.append(True)
+                async def watch_signals(signals: AsyncIterator[int]) -> None:
+                    async for signum in signals:
+                        stopped.append(signum)
                         if arm is not None:
-                            arm(130)
+                            arm(128 + signum)  # (130 for SIGINT, 143 for SIGTERM)
                         tg.cancel_scope.cancel()
                         return
 
                 tg.start_soon(watch_parent)
                 if signals is not None:
-                    tg.start_soon(watch_sigint, signals)
+                    tg.start_soon(watch_signals, signals)
                 with _on_sigint(None if arm is None or signals else lambda: arm(130)):
                     await self.serve(channel)
                 tg.cancel_scope.cancel()
         if stopped:
+            if stopped[0] == signal.SIGTERM:
+                raise _Terminated
             raise KeyboardInterrupt
 
     def streamable_http_app(self, **options: Any) -> StreamableHTTPApp:
@@ -354,11 +365,14 @@ class Running:
         Ctrl-C (SIGINT) shuts the server down (for stdio within 5 s, see
         :meth:`serve_stdio`) and then raises :class:`~mcpkit.exceptions.Interrupted`: a
         ``KeyboardInterrupt`` for code that catches one around ``run()``; uncaught, the
-        program ends with status 130 and no traceback.
+        program ends with status 130 and no traceback. SIGTERM shuts it down the same way,
+        then ends the program with status 143 (128 + SIGTERM).
 
         Raises:
             LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
             Interrupted: Ctrl-C stopped the server.
+            SystemExit: 143, SIGTERM stopped the server (stdio; over HTTP uvicorn ends
+                the process with the signal itself once it has shut down).
         """
         if transport == "stdio":
             _run(functools.partial(self.serve_stdio, exit_after=_STDIO_EXIT_AFTER), backend)
