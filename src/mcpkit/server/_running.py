@@ -98,10 +98,6 @@ def _on_sigint(hook: Callable[[], None] | None) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-class _Terminated(Exception):
-    """SIGTERM stopped ``serve_stdio`` (which shut down); ``run()`` exits with 143."""
-
-
 @contextlib.contextmanager
 def _stop_signals(wanted: bool) -> Iterator[AsyncIterator[int] | None]:
     """SIGINT and SIGTERM as a stream of signals (``None`` unless ``wanted``, in the main
@@ -139,8 +135,6 @@ def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
     """
     try:
         _run_interruptible(func, backend)
-    except _Terminated:
-        raise SystemExit(128 + signal.SIGTERM) from None  # (quietly, after the shutdown)
     except BaseException as exc:
         if interrupted(exc):
             raise Interrupted from None  # (from None: its cause is the loop's internals)
@@ -226,6 +220,11 @@ class Running:
                 must not keep a server its client has left running for ever. ``None``
                 (the default, for a server embedded in a larger program): no such bound.
                 ``run("stdio")`` and ``mcpkit run`` use 5 s.
+
+        Raises:
+            KeyboardInterrupt: SIGINT stopped it (given ``exit_after``; else as the
+                event loop delivers Ctrl-C).
+            SystemExit: 143, SIGTERM stopped it (given ``exit_after``).
         """
         from ..transports import stdio_channel, wait_parent_exit
 
@@ -259,9 +258,9 @@ class Running:
                 with _on_sigint(None if arm is None or signals else lambda: arm(130)):
                     await self.serve(channel)
                 tg.cancel_scope.cancel()
-        if stopped:
+        if stopped:  # (the server has shut down)
             if stopped[0] == signal.SIGTERM:
-                raise _Terminated
+                raise SystemExit(128 + signal.SIGTERM)
             raise KeyboardInterrupt
 
     def streamable_http_app(self, **options: Any) -> StreamableHTTPApp:
