@@ -161,6 +161,43 @@ async def test_sigterm_stops_stdio_run_gracefully_with_143(tmp_path: Path, backe
     assert said == b"lifespan exited\n", said.decode(errors="replace")
 
 
+OWN_SIGTERM: Final = textwrap.dedent(
+    """
+    import signal
+    import sys
+
+    from mcpkit import Server
+
+
+    def mine(signum, frame):
+        print("its own handler", file=sys.stderr, flush=True)
+        raise SystemExit(7)
+
+
+    signal.signal(signal.SIGTERM, mine)
+    Server("own", "1.0").run(backend=sys.argv[1])
+    """
+)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_a_program_s_own_sigterm_handler_stays_in_charge(
+    tmp_path: Path, backend: str
+) -> None:
+    (tmp_path / "own.py").write_text(OWN_SIGTERM)
+    argv = [sys.executable, str(tmp_path / "own.py"), backend]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server:
+            await server.initialize()
+            await server.assert_silent()
+            process = server.process
+            assert process is not None
+            process.send_signal(signal.SIGTERM)
+            status = await process.wait()
+            said = await stderr_of(process)
+    assert (status, said) == (7, b"its own handler\n"), said.decode(errors="replace")
+
+
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 async def test_ctrl_c_does_not_raise_inside_a_running_handler(tmp_path: Path, backend: str) -> None:
     # On trio, Ctrl-C raised KeyboardInterrupt inside whatever code was running: here a

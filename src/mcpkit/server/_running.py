@@ -112,8 +112,13 @@ def _stop_signals(wanted: bool) -> Iterator[AsyncIterator[int] | None]:
     if not wanted or threading.current_thread() is not threading.main_thread():
         yield None
         return
+    # SIGTERM only while it has its default action: a handler of the program's own stays.
+    wanted_signals = [signal.SIGINT]
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        wanted_signals.append(signal.SIGTERM)
+    previous = {signum: signal.getsignal(signum) for signum in wanted_signals}
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
+        receiver = anyio.open_signal_receiver(*wanted_signals)
         signals = receiver.__enter__()
     except NotImplementedError:  # pragma: no cover - asyncio on Windows
         yield None
@@ -122,6 +127,9 @@ def _stop_signals(wanted: bool) -> Iterator[AsyncIterator[int] | None]:
         yield signals
     finally:
         receiver.__exit__(None, None, None)
+        for signum, handler in previous.items():  # (asyncio's exit leaves the defaults)
+            if handler is not None:
+                signal.signal(signum, handler)
 
 
 def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
