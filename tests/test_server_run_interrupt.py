@@ -161,8 +161,9 @@ async def test_sigterm_stops_stdio_run_gracefully_with_143(tmp_path: Path, backe
     assert said == b"lifespan exited\n", said.decode(errors="replace")
 
 
-OWN_SIGTERM: Final = textwrap.dedent(
+OWN_HANDLER: Final = textwrap.dedent(
     """
+    import os
     import signal
     import sys
 
@@ -171,28 +172,29 @@ OWN_SIGTERM: Final = textwrap.dedent(
 
     def mine(signum, frame):
         print("its own handler", file=sys.stderr, flush=True)
-        raise SystemExit(7)
+        os._exit(7)
 
 
-    signal.signal(signal.SIGTERM, mine)
+    signal.signal(getattr(signal, sys.argv[2]), mine)
     Server("own", "1.0").run(backend=sys.argv[1])
     """
 )
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-async def test_a_program_s_own_sigterm_handler_stays_in_charge(
-    tmp_path: Path, backend: str
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+async def test_a_program_s_own_signal_handler_stays_in_charge(
+    tmp_path: Path, backend: str, stop: str
 ) -> None:
-    (tmp_path / "own.py").write_text(OWN_SIGTERM)
-    argv = [sys.executable, str(tmp_path / "own.py"), backend]
+    (tmp_path / "own.py").write_text(OWN_HANDLER)
+    argv = [sys.executable, str(tmp_path / "own.py"), backend, stop]
     with anyio.fail_after(LIMIT):
         async with RawStdioServer(argv) as server:
             await server.initialize()
             await server.assert_silent()
             process = server.process
             assert process is not None
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(getattr(signal, stop))
             status = await process.wait()
             said = await stderr_of(process)
     assert (status, said) == (7, b"its own handler\n"), said.decode(errors="replace")

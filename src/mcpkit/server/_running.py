@@ -4,14 +4,12 @@ methods :class:`~mcpkit.server.LowLevelServer` mixes in)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
 import signal
 import sys
-import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
@@ -20,6 +18,7 @@ from ..aio import MessageChannel, interrupted, single_errors
 from ..exceptions import Interrupted, LocalProtocolError
 from ..protocol import Limits
 from ._session import ServerSession
+from ._stopping import ExitWatchdog, on_sigint, stop_signals
 
 if TYPE_CHECKING:
     from ..transports import HttpServer
@@ -46,90 +45,6 @@ def serving_line(transport: str, http_url: str, path: str | None = None) -> str:
 
 #: How long a stdio server process may take to end once its client is gone (run()).
 _STDIO_EXIT_AFTER: Final = 5.0
-
-
-class _ExitWatchdog:
-    """Ends the process ``seconds`` after the first call, unless it ended before."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._timer: threading.Timer | None = None
-
-    def __call__(self, status: int) -> None:
-        if self._timer is not None:
-            return
-        self._timer = threading.Timer(self.seconds, self._fire, args=(status,))
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self, status: int) -> None:
-        logger.warning(
-            "the server did not stop within %g s of its client leaving (a handler that "
-            "ignores cancellation?); exiting",
-            self.seconds,
-        )
-        for stream in (sys.stderr, sys.__stderr__):
-            with contextlib.suppress(Exception):
-                if stream is not None:
-                    stream.flush()
-        os._exit(status)
-
-
-@contextlib.contextmanager
-def _on_sigint(hook: Callable[[], None] | None) -> Iterator[None]:
-    """Call ``hook`` on SIGINT, before the handler in place (asyncio's or trio's, which
-    starts the shutdown). Only in the main thread, where signal handlers live."""
-    if hook is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def handler(signum: int, frame: Any) -> None:
-        hook()
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@contextlib.contextmanager
-def _stop_signals(wanted: bool) -> Iterator[AsyncIterator[int] | None]:
-    """SIGINT and SIGTERM as a stream of signals (``None`` unless ``wanted``, in the main
-    thread, on a loop that can: asyncio's on Windows cannot), for a graceful stop on
-    either, on either backend: the serving task group is cancelled, so every handler sees
-    a cancellation at a checkpoint and the lifespan exits. Left to the runtime, SIGTERM
-    ended the process at once (no lifespan exit), and on trio Ctrl-C raised
-    KeyboardInterrupt in whatever code ran, which could cut a handler's coroutine before
-    its first step ("coroutine ... was never awaited" on stderr at exit). A second signal
-    while stopping is absorbed: the stop is bounded by ``serve_stdio``'s ``exit_after``.
-    """
-    if not wanted or threading.current_thread() is not threading.main_thread():
-        yield None
-        return
-    # SIGTERM only while it has its default action: a handler of the program's own stays.
-    wanted_signals = [signal.SIGINT]
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        wanted_signals.append(signal.SIGTERM)
-    previous = {signum: signal.getsignal(signum) for signum in wanted_signals}
-    try:
-        receiver = anyio.open_signal_receiver(*wanted_signals)
-        signals = receiver.__enter__()
-    except NotImplementedError:  # pragma: no cover - asyncio on Windows
-        yield None
-        return
-    try:
-        yield signals
-    finally:
-        receiver.__exit__(None, None, None)
-        for signum, handler in previous.items():  # (asyncio's exit leaves the defaults)
-            if handler is not None:
-                signal.signal(signum, handler)
 
 
 def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
@@ -164,7 +79,7 @@ def _run_interruptible(func: Callable[[], Awaitable[None]], backend: str) -> Non
         interrupted = True
 
     async def main() -> None:
-        with _on_sigint(note):  # (installed inside: the runner's handler is in place)
+        with on_sigint(note):  # (installed inside: the runner's handler is in place)
             await func()
 
     try:
@@ -237,13 +152,13 @@ class Running:
         from ..transports import stdio_channel, wait_parent_exit
 
         channel = stdio_channel(limits=self.limits)
-        arm = _ExitWatchdog(exit_after) if exit_after is not None else None
+        arm = ExitWatchdog(exit_after) if exit_after is not None else None
         if arm is not None:
             channel.on_eof = lambda: arm(0)
         stopped: list[int] = []
         # single_errors: Ctrl-C comes out as KeyboardInterrupt (trio delivers it inside
         # the task group, which would wrap it in an exception group), as on asyncio.
-        with single_errors(), _stop_signals(arm is not None) as signals:
+        with single_errors(), stop_signals(arm is not None) as (signals, sigint):
             async with anyio.create_task_group() as tg:
 
                 async def watch_parent() -> None:
@@ -263,7 +178,7 @@ class Running:
                 tg.start_soon(watch_parent)
                 if signals is not None:
                     tg.start_soon(watch_signals, signals)
-                with _on_sigint(None if arm is None or signals else lambda: arm(130)):
+                with on_sigint(None if arm is None or sigint else lambda: arm(130)):
                     await self.serve(channel)
                 tg.cancel_scope.cancel()
         if stopped:  # (the server has shut down)
