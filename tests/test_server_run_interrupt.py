@@ -9,7 +9,8 @@ once, the lifespan never exited).
 On trio, Ctrl-C during a flood of requests used to raise KeyboardInterrupt in whatever
 code ran, which could cut a handler's coroutine before its first step ("coroutine ... was
 never awaited" on stderr at exit); now SIGINT cancels the serving task group, as asyncio's
-runner does. The catching form is pinned in tests/test_cli_stop.py.
+runner does. The catching form is pinned in tests/test_cli_stop.py. Called from async code,
+``run`` says what to await instead.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from typing import Final
 import anyio
 import httpx
 import pytest
+
+from mcpkit import Server
+from mcpkit.exceptions import LocalProtocolError
 
 from ._httpserver import serving_process
 from ._mcphttp import JSON_HEADERS, initialize
@@ -257,3 +261,24 @@ def test_ctrl_c_ends_http_run_quietly_with_130(tmp_path: Path, transport: str) -
         said = process.stderr.read()
     assert status == 130, said.decode(errors="replace")
     assert said == b"lifespan exited\n", said.decode(errors="replace")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_run_from_async_code_says_what_to_await_instead(backend: str, transport: str) -> None:
+    # anyio.run's own words were "Already running asyncio in this thread".
+    caught: list[BaseException] = []
+
+    async def inside() -> None:
+        try:
+            Server("nested", "1.0").run(transport, port=0)
+        except BaseException as exc:
+            caught.append(exc)
+
+    anyio.run(inside, backend=backend)
+    assert [type(exc) for exc in caught] == [LocalProtocolError], caught
+    assert str(caught[0]) == (
+        f"run() starts an event loop of its own, and {backend} is already running in this "
+        "thread: from async code, await server.serve_stdio() or "
+        "server.serve_http(transport, ...) instead"
+    )

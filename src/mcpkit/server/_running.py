@@ -55,13 +55,31 @@ def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
     Raises:
         Interrupted: SIGINT stopped the server (after it shut down).
         SystemExit: 143, SIGTERM stopped the stdio server (after it shut down).
+        LocalProtocolError: called from async code (an event loop runs in this thread).
     """
+    running = _running_loop()
+    if running is not None:
+        raise LocalProtocolError(
+            f"run() starts an event loop of its own, and {running} is already running in "
+            "this thread: from async code, await server.serve_stdio() or "
+            "server.serve_http(transport, ...) instead"
+        )
     try:
         _run_interruptible(func, backend)
     except BaseException as exc:
         if interrupted(exc):
             raise Interrupted from None  # (from None: its cause is the loop's internals)
         raise
+
+
+def _running_loop() -> str | None:
+    """The async library running in this thread, if any."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        trio = sys.modules.get("trio")
+        return "trio" if trio is not None and trio.lowlevel.in_trio_run() else None
+    return "asyncio"
 
 
 def _run_interruptible(func: Callable[[], Awaitable[None]], backend: str) -> None:
@@ -291,7 +309,8 @@ class Running:
         then ends the program with status 143 (128 + SIGTERM).
 
         Raises:
-            LocalProtocolError: unknown transport, or trio asked for an HTTP transport.
+            LocalProtocolError: unknown transport, trio asked for an HTTP transport, or
+                called from async code (await :meth:`serve_stdio` or :meth:`serve_http`).
             Interrupted: Ctrl-C stopped the server.
             SystemExit: 143, SIGTERM stopped the server (stdio; over HTTP uvicorn ends
                 the process with the signal itself once it has shut down).
