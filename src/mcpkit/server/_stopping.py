@@ -69,7 +69,7 @@ def on_sigint(hook: Callable[[], None] | None) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _runtime_s(signum: int) -> bool:
+def _runtime_handles(signum: int) -> bool:
     """Whether ``signum``'s handler is the default or the event loop's (asyncio's, anyio's
     or trio's), not one the program installed (or ``SIG_IGN``: a background job's SIGINT)."""
     handler = signal.getsignal(signum)
@@ -92,7 +92,7 @@ def stop_signals(wanted: bool) -> Iterator[tuple[AsyncIterator[int] | None, bool
     unless ``wanted``, in the main thread, on a loop that can (asyncio's on Windows
     cannot). The handlers in place before are put back afterwards.
     """
-    taken = [s for s in (signal.SIGINT, signal.SIGTERM) if wanted and _runtime_s(s)]
+    taken = [s for s in (signal.SIGINT, signal.SIGTERM) if wanted and _runtime_handles(s)]
     if not taken or threading.current_thread() is not threading.main_thread():
         yield None, False
         return
