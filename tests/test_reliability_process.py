@@ -354,8 +354,8 @@ STUBBORN_HANDLER: Final = BLOCKING.replace(
     # The server lets a request run for 2 s after its input ends (the endpoint's drain),
     # then cancels it: the client's grace outlasts that, and the process exits by itself.
     # A handler that ignores its cancellation holds the process: the client's SIGTERM,
-    # sooner, ends it.
-    [(BLOCKING, 0, 8.0), (STUBBORN_HANDLER, -signal.SIGTERM, 1.0)],
+    # sooner, ends it (at once, 128 + SIGTERM: the stop was under way, its input closed).
+    [(BLOCKING, 0, 8.0), (STUBBORN_HANDLER, 128 + signal.SIGTERM, 1.0)],
     ids=["cancellable", "stubborn"],
 )
 async def test_a_client_cancelled_mid_call_ends_its_server(

@@ -19,6 +19,7 @@ import contextlib
 import signal
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Final
 
@@ -43,6 +44,7 @@ SCRIPT: Final = textwrap.dedent(
     import sys
     import time
 
+    import anyio
     from mcpkit import Server
 
 
@@ -60,6 +62,19 @@ SCRIPT: Final = textwrap.dedent(
     @server.tool()
     def echo(text: str) -> str:
         return text
+
+
+    @server.tool()
+    async def stubborn() -> str:
+        print("stubborn", file=sys.stderr, flush=True)
+        try:
+            await anyio.sleep(3600)
+        except BaseException:
+            print("ignoring the cancellation", file=sys.stderr, flush=True)
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(60)
+            raise
+        return "never"
 
 
     @server.tool()
@@ -202,6 +217,45 @@ async def test_a_program_s_own_signal_handler_stays_in_charge(
             status = await process.wait()
             said = await stderr_of(process)
     assert (status, said) == (7, b"its own handler\n"), said.decode(errors="replace")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [("SIGINT", "SIGINT"), ("SIGINT", "SIGTERM"), ("stdin closed", "SIGTERM")],
+)
+async def test_a_signal_while_a_stop_is_under_way_ends_the_process_at_once(
+    tmp_path: Path, backend: str, first: str, then: str
+) -> None:
+    # A handler ignoring its cancellation holds the stop; the stop's 5 s bound would end
+    # the process with the first stop's status. A signal now (Ctrl-C pressed again; an
+    # MCP host's SIGTERM after it closed the server's input and waited) ends it at once,
+    # with that signal's status.
+    (tmp_path / "server.py").write_text(SCRIPT)
+    argv = [sys.executable, str(tmp_path / "server.py"), "stdio", backend]
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server:
+            await server.initialize()
+            await server.send(id=1, method="tools/call", params={"name": "stubborn"})
+            process = server.process
+            assert process is not None
+            assert process.stderr is not None
+            seen = b""
+            while b"stubborn\n" not in seen:
+                seen += await process.stderr.receive()
+            if first == "stdin closed":
+                assert process.stdin is not None
+                await process.stdin.aclose()
+            else:
+                process.send_signal(getattr(signal, first))
+            while b"ignoring the cancellation\n" not in seen:
+                seen += await process.stderr.receive()
+            process.send_signal(getattr(signal, then))
+            insisted = time.monotonic()
+            status = await process.wait()
+            took = time.monotonic() - insisted
+    assert status == 128 + getattr(signal, then), seen.decode(errors="replace")
+    assert took < 2.0, took  # (not what is left of the stop's 5 s bound)
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])

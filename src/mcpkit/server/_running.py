@@ -155,8 +155,8 @@ class Running:
 
         Args:
             exit_after: once the client is gone (stdin closed, the parent exited) or
-                SIGINT or SIGTERM arrived (each a graceful stop, given ``exit_after``),
-                end the process (``os._exit``) if it has not ended by
+                SIGINT or SIGTERM arrived (each a graceful stop, given ``exit_after``; one
+                while a stop is under way ends the process at once), end the process (``os._exit``) if it has not ended by
                 itself within this many seconds: a handler that ignores its cancellation
                 must not keep a server its client has left running for ever. ``None``
                 (the default, for a server embedded in a larger program): no such bound.
@@ -185,20 +185,31 @@ class Running:
                         arm(0)
                     tg.cancel_scope.cancel()
 
+                # Shielded: it keeps listening while the server stops, until it has.
+                listening = anyio.CancelScope(shield=True)
+
                 async def watch_signals(signals: AsyncIterator[int]) -> None:
-                    async for signum in signals:
-                        stopped.append(signum)
-                        if arm is not None:
-                            arm(128 + signum)  # (130 for SIGINT, 143 for SIGTERM)
-                        tg.cancel_scope.cancel()
-                        return
+                    with listening:
+                        async for signum in signals:
+                            if arm is not None:
+                                # A signal while a stop is under way (the client left, or
+                                # a signal came before) insists: the process ends now. An
+                                # MCP host's SIGTERM comes after it closed our stdin and
+                                # waited (basic/lifecycle.mdx, "Shutdown").
+                                arm.now_if_armed(128 + signum)
+                                arm(128 + signum)  # (130 for SIGINT, 143 for SIGTERM)
+                            stopped.append(signum)
+                            tg.cancel_scope.cancel()
 
                 tg.start_soon(watch_parent)
                 if signals is not None:
                     tg.start_soon(watch_signals, signals)
-                with on_sigint(None if arm is None or sigint else lambda: arm(130)):
-                    await self.serve(channel)
-                tg.cancel_scope.cancel()
+                try:
+                    with on_sigint(None if arm is None or sigint else lambda: arm(130)):
+                        await self.serve(channel)
+                finally:
+                    listening.cancel()
+                    tg.cancel_scope.cancel()
         if stopped:  # (the server has shut down)
             if stopped[0] == signal.SIGTERM:
                 raise SystemExit(128 + signal.SIGTERM)

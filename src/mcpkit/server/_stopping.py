@@ -33,17 +33,26 @@ class ExitWatchdog:
         self._timer.daemon = True
         self._timer.start()
 
+    def now_if_armed(self, status: int) -> None:
+        """End the process at once with ``status`` if a stop is already under way."""
+        if self._timer is not None:
+            _flush_and_exit(status)
+
     def _fire(self, status: int) -> None:
         logger.warning(
             "the server did not stop within %g s of its client leaving or a stop signal "
             "(a handler that ignores cancellation?); exiting",
             self.seconds,
         )
-        for stream in (sys.stderr, sys.__stderr__):
-            with contextlib.suppress(Exception):
-                if stream is not None:
-                    stream.flush()
-        os._exit(status)
+        _flush_and_exit(status)
+
+
+def _flush_and_exit(status: int) -> None:
+    for stream in (sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(status)
 
 
 @contextlib.contextmanager
@@ -88,9 +97,9 @@ def stop_signals(wanted: bool) -> Iterator[tuple[AsyncIterator[int] | None, bool
     raised KeyboardInterrupt in whatever code ran, which could cut a handler's coroutine
     before its first step ("coroutine ... was never awaited" on stderr at exit). A signal
     whose handler is the program's own is left to it; a second signal while stopping is
-    absorbed (the stop is bounded by ``serve_stdio``'s ``exit_after``). ``(None, False)``
-    unless ``wanted``, in the main thread, on a loop that can (asyncio's on Windows
-    cannot). The handlers in place before are put back afterwards.
+    the caller's to act on (``serve_stdio`` then ends the process at once). ``(None,
+    False)`` unless ``wanted``, in the main thread, on a loop that can (asyncio's on
+    Windows cannot). The handlers in place before are put back afterwards.
     """
     taken = [s for s in (signal.SIGINT, signal.SIGTERM) if wanted and _runtime_handles(s)]
     if not taken or threading.current_thread() is not threading.main_thread():
