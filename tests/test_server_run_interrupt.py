@@ -133,6 +133,44 @@ async def stderr_of(process: anyio.abc.Process) -> bytes:
     return b"".join([chunk async for chunk in process.stderr])
 
 
+async def stderr_until(process: anyio.abc.Process, marker: bytes, seen: bytes = b"") -> bytes:
+    """What the process has said on stderr once ``marker`` is among it."""
+    assert process.stderr is not None
+    while marker not in seen:
+        seen += await process.stderr.receive()
+    return seen
+
+
+async def signalled(argv: list[str], signum: signal.Signals) -> tuple[int, bytes]:
+    """Start the stdio server ``argv``, initialize it, and send ``signum`` once it is idle:
+    its exit status and what it said on stderr."""
+    with anyio.fail_after(LIMIT):
+        async with RawStdioServer(argv) as server:
+            await server.initialize()
+            await server.assert_silent()
+            process = server.process
+            assert process is not None
+            process.send_signal(signum)
+            status = await process.wait()
+            return status, await stderr_of(process)
+
+
+def stdio_script(tmp_path: Path, backend: str) -> RawStdioServer:
+    """``SCRIPT`` serving stdio on ``backend``."""
+    (tmp_path / "server.py").write_text(SCRIPT)
+    return RawStdioServer([sys.executable, str(tmp_path / "server.py"), "stdio", backend])
+
+
+async def calling(
+    server: RawStdioServer, tool: str, marker: bytes
+) -> tuple[anyio.abc.Process, bytes]:
+    """Initialize, call ``tool``, and wait until it says ``marker`` on stderr."""
+    await server.initialize()
+    await server.send(id=1, method="tools/call", params={"name": tool})
+    assert server.process is not None
+    return server.process, await stderr_until(server.process, marker)
+
+
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 async def test_ctrl_c_during_a_flood_of_calls_ends_stdio_run_quietly_with_130(
     tmp_path: Path, backend: str
@@ -167,15 +205,7 @@ async def test_sigterm_stops_stdio_run_gracefully_with_143(tmp_path: Path, backe
     # ended the process at once: the lifespan never exited.
     (tmp_path / "server.py").write_text(SCRIPT)
     argv = [sys.executable, str(tmp_path / "server.py"), "stdio", backend]
-    with anyio.fail_after(LIMIT):
-        async with RawStdioServer(argv) as server:
-            await server.initialize()
-            await server.assert_silent()
-            process = server.process
-            assert process is not None
-            process.send_signal(signal.SIGTERM)
-            status = await process.wait()
-            said = await stderr_of(process)
+    status, said = await signalled(argv, signal.SIGTERM)
     assert status == 143, said.decode(errors="replace")
     assert said == b"lifespan exited\n", said.decode(errors="replace")
 
@@ -207,15 +237,7 @@ async def test_a_program_s_own_signal_handler_stays_in_charge(
 ) -> None:
     (tmp_path / "own.py").write_text(OWN_HANDLER)
     argv = [sys.executable, str(tmp_path / "own.py"), backend, stop]
-    with anyio.fail_after(LIMIT):
-        async with RawStdioServer(argv) as server:
-            await server.initialize()
-            await server.assert_silent()
-            process = server.process
-            assert process is not None
-            process.send_signal(getattr(signal, stop))
-            status = await process.wait()
-            said = await stderr_of(process)
+    status, said = await signalled(argv, getattr(signal, stop))
     assert (status, said) == (7, b"its own handler\n"), said.decode(errors="replace")
 
 
@@ -231,25 +253,15 @@ async def test_a_signal_while_a_stop_is_under_way_ends_the_process_at_once(
     # the process with the first stop's status. A signal now (Ctrl-C pressed again; an
     # MCP host's SIGTERM after it closed the server's input and waited) ends it at once,
     # with that signal's status.
-    (tmp_path / "server.py").write_text(SCRIPT)
-    argv = [sys.executable, str(tmp_path / "server.py"), "stdio", backend]
     with anyio.fail_after(LIMIT):
-        async with RawStdioServer(argv) as server:
-            await server.initialize()
-            await server.send(id=1, method="tools/call", params={"name": "stubborn"})
-            process = server.process
-            assert process is not None
-            assert process.stderr is not None
-            seen = b""
-            while b"stubborn\n" not in seen:
-                seen += await process.stderr.receive()
+        async with stdio_script(tmp_path, backend) as server:
+            process, seen = await calling(server, "stubborn", b"stubborn\n")
             if first == "stdin closed":
                 assert process.stdin is not None
                 await process.stdin.aclose()
             else:
                 process.send_signal(getattr(signal, first))
-            while b"ignoring the cancellation\n" not in seen:
-                seen += await process.stderr.receive()
+            seen = await stderr_until(process, b"ignoring the cancellation\n", seen)
             process.send_signal(getattr(signal, then))
             insisted = time.monotonic()
             status = await process.wait()
@@ -263,18 +275,9 @@ async def test_ctrl_c_does_not_raise_inside_a_running_handler(tmp_path: Path, ba
     # On trio, Ctrl-C raised KeyboardInterrupt inside whatever code was running: here a
     # tool's own loop. Now the stop waits for the next checkpoint, as on asyncio (a
     # handler that never reaches one is bounded by run()'s 5 s exit watchdog).
-    (tmp_path / "server.py").write_text(SCRIPT)
-    argv = [sys.executable, str(tmp_path / "server.py"), "stdio", backend]
     with anyio.fail_after(LIMIT):
-        async with RawStdioServer(argv) as server:
-            await server.initialize()
-            await server.send(id=1, method="tools/call", params={"name": "spin"})
-            process = server.process
-            assert process is not None
-            assert process.stderr is not None
-            seen = b""
-            while b"spinning\n" not in seen:
-                seen += await process.stderr.receive()
+        async with stdio_script(tmp_path, backend) as server:
+            process, seen = await calling(server, "spin", b"spinning\n")
             process.send_signal(signal.SIGINT)
             status = await process.wait()
             said = seen + await stderr_of(process)
@@ -288,15 +291,7 @@ async def test_ctrl_c_comes_out_of_run_as_interrupted_for_code_that_catches_it(
 ) -> None:
     (tmp_path / "caught.py").write_text(CAUGHT)
     argv = [sys.executable, str(tmp_path / "caught.py"), backend]
-    with anyio.fail_after(LIMIT):
-        async with RawStdioServer(argv) as server:
-            await server.initialize()
-            await server.assert_silent()
-            process = server.process
-            assert process is not None
-            process.send_signal(signal.SIGINT)
-            status = await process.wait()
-            said = await stderr_of(process)
+    status, said = await signalled(argv, signal.SIGINT)
     assert (status, said) == (0, b"True 130\ncarried on\n"), said.decode(errors="replace")
 
 
