@@ -156,11 +156,12 @@ class Running:
         Args:
             exit_after: once the client is gone (stdin closed, the parent exited) or
                 SIGINT or SIGTERM arrived (each a graceful stop, given ``exit_after``; one
-                while a stop is under way ends the process at once), end the process (``os._exit``) if it has not ended by
-                itself within this many seconds: a handler that ignores its cancellation
-                must not keep a server its client has left running for ever. ``None``
-                (the default, for a server embedded in a larger program): no such bound.
-                ``run("stdio")`` and ``mcpkit run`` use 5 s.
+                while a stop is under way ends the process at once), end the process
+                (``os._exit``) if it has not ended by itself within this many seconds: a
+                handler that ignores its cancellation must not keep a server its client
+                has left running for ever. ``None`` (the default, for a server embedded in
+                a larger program): no such bound. ``run("stdio")`` and ``mcpkit run`` use
+                5 s.
 
         Raises:
             KeyboardInterrupt: SIGINT stopped it (given ``exit_after``; else as the
