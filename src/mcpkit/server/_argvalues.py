@@ -11,6 +11,7 @@ from typing import Any, Final
 import msgspec
 
 from ..protocol import compile_schema
+from ._typehooks import dec_hook
 
 __all__ = ["UniqueItems", "has_integral_float", "integral", "integral_where_needed"]
 
@@ -66,7 +67,7 @@ def integral_where_needed(
 
 def _fits(value: Any, tp: Any, strict: bool) -> bool:
     try:
-        msgspec.convert(value, tp, strict=strict, str_keys=True)
+        msgspec.convert(value, tp, strict=strict, str_keys=True, dec_hook=dec_hook)
     except msgspec.ValidationError:
         return False
     return True

@@ -12,6 +12,7 @@ from typing import Any, Final, TypeAlias
 
 import msgspec
 
+from ._typehooks import dec_hook
 from ._typeschema import REF_PREFIX
 
 __all__ = [
@@ -152,6 +153,7 @@ def _resolve_ellipses(
                         tp,
                         strict=strict,
                         str_keys=True,
+                        dec_hook=dec_hook,
                     )
                 except msgspec.ValidationError as exc:
                     if str(exc) == message:

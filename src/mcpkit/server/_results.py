@@ -35,6 +35,7 @@ from ..types import (
     TextContent,
 )
 from ._explain import Segment, explain_msgspec, explain_pydantic, pointer
+from ._typehooks import JSON_ENCODER, dec_hook
 from ._typeschema import (
     UNION_TYPES,
     SchemaSet,
@@ -110,7 +111,7 @@ class Structurer:
                 encoded = _encode_json(value)
                 refuse_non_finite(encoded, lambda: value, base)
                 data = msgspec.json.decode(encoded)
-                msgspec.convert(data, self._type, strict=True, str_keys=True)
+                msgspec.convert(data, self._type, strict=True, str_keys=True, dec_hook=dec_hook)
         except msgspec.ValidationError as exc:
             path, text = explain_msgspec(
                 exc,
@@ -130,7 +131,7 @@ class Structurer:
         return {"result": data} if self.wraps else data
 
 
-_encode_json: Final = msgspec.json.Encoder().encode
+_encode_json: Final = JSON_ENCODER.encode
 
 
 def refuse_non_finite(

@@ -27,6 +27,7 @@ from ._callables import callable_kind, registered_name
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
 from ._results import ResultError, Structurer, is_content_sequence, output_for
+from ._typehooks import dec_hook, enc_hook
 from ._typeschema import (
     SchemaSet,
     accepts_none,
@@ -198,7 +199,9 @@ class _Binder:
                 )
             arguments = dict(arguments)
         try:
-            struct = msgspec.convert(arguments, self._struct, strict=self._strict, str_keys=True)
+            struct = msgspec.convert(
+                arguments, self._struct, strict=self._strict, str_keys=True, dec_hook=dec_hook
+            )
         except msgspec.ValidationError:
             # JSON Schema's "integer" includes 3.0, which some clients send: try again.
             if not has_integral_float(arguments):
@@ -207,7 +210,9 @@ class _Binder:
                 arguments, self._types, self._strict, dict(self._pydantic)
             )
             try:
-                struct = msgspec.convert(whole, self._struct, strict=self._strict, str_keys=True)
+                struct = msgspec.convert(
+                    whole, self._struct, strict=self._strict, str_keys=True, dec_hook=dec_hook
+                )
             except msgspec.ValidationError:
                 raise ArgumentError(self._explain(whole)) from None
         values = _astuple(struct)
@@ -249,7 +254,9 @@ class _Binder:
             else:
                 tp = self._types[name]
                 try:
-                    converted = msgspec.convert(value, tp, strict=self._strict, str_keys=True)
+                    converted = msgspec.convert(
+                        value, tp, strict=self._strict, str_keys=True, dec_hook=dec_hook
+                    )
                     errors.extend(pattern_problems(self._walkers, {name: converted}))
                 except msgspec.ValidationError as exc:
                     path, text = explain_msgspec(
@@ -344,7 +351,10 @@ def function_schema(
             prop = {**prop, "description": doc.params[param.name]}
         if param.default is not inspect.Parameter.empty:
             try:
-                prop = {**prop, "default": msgspec.to_builtins(param.default, str_keys=True)}
+                prop = {
+                    **prop,
+                    "default": msgspec.to_builtins(param.default, str_keys=True, enc_hook=enc_hook),
+                }
             except (TypeError, ValueError):
                 pass  # not JSON-able: the default still applies, the schema just omits it
         properties[param.name] = prop

@@ -41,6 +41,7 @@ from ._docstrings import parse_docstring
 from ._results import refuse_non_finite
 from ._signature import ArgumentError, FunctionSchema, ResultError, function_schema
 from ._tool_rules import checked_tool, invalid_arguments, tool_error, tool_failure
+from ._typehooks import JSON_ENCODER, enc_hook
 from ._typeschema import is_context, type_hints
 
 __all__ = ["FunctionTool", "ToolRegistry"]
@@ -48,7 +49,7 @@ __all__ = ["FunctionTool", "ToolRegistry"]
 logger = logging.getLogger("mcpkit.server")
 
 _CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
-_JSON = msgspec.json.Encoder()
+_JSON = JSON_ENCODER
 
 
 @dataclass
@@ -254,7 +255,7 @@ class ToolRegistry:
                     _conform(validator, structured)  # the schema advertised is a hand-given one
             else:  # a hand-given output schema: the value as it is, checked against it
                 try:
-                    structured = msgspec.to_builtins(value)
+                    structured = msgspec.to_builtins(value, enc_hook=enc_hook)
                 except TypeError as exc:
                     raise ResultError([("", f"the result is not JSON: {exc}")]) from exc
                 _conform(validator, structured)

@@ -23,6 +23,7 @@ import msgspec
 
 from ..exceptions import LocalProtocolError
 from ._context import RequestContext
+from ._typehooks import schema_hook
 
 __all__ = [
     "REF_PREFIX",
@@ -85,7 +86,7 @@ def pydantic_error_type() -> type[Exception]:
 def msgspec_schema_error(tp: Any) -> str | None:
     """Why msgspec cannot generate a JSON Schema for ``tp``, or ``None`` if it can."""
     try:
-        msgspec.json.schema(tp)
+        msgspec.json.schema(tp, schema_hook=schema_hook)
     except TypeError as exc:
         return " ".join(str(exc).split())
     return None
@@ -103,7 +104,9 @@ class SchemaSet:
         Raises:
             TypeError: msgspec cannot describe one of the types.
         """
-        schemas, defs = msgspec.json.schema_components(tps, ref_template=REF_PREFIX + "{name}")
+        schemas, defs = msgspec.json.schema_components(
+            tps, ref_template=REF_PREFIX + "{name}", schema_hook=schema_hook
+        )
         self._merge(defs, list(schemas))
         return list(schemas)
 
