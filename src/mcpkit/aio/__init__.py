@@ -23,7 +23,7 @@ from ._exitstack import close_stack
 from ._fdwait import FdReader
 from ._flag import Flag
 from ._groups import interrupted, single_errors
-from ._hop import on_loop_thread, runs_event_loop, soon_on_loop
+from ._hop import on_loop_thread, running_event_loop, runs_event_loop, soon_on_loop
 from ._rate import BURST, TokenBucket
 from ._route import ReplyRoute, current_route, detached_context
 from ._workers import call_off_loop, run_in_worker
@@ -34,6 +34,7 @@ __all__ = [
     "call_off_loop",
     "check_arity",
     "on_loop_thread",
+    "running_event_loop",
     "runs_event_loop",
     "soon_on_loop",
     "close_stack",

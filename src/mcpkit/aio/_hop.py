@@ -26,7 +26,7 @@ from anyio.lowlevel import EventLoopToken
 
 from ._endpoint import _running_asyncio_loop
 
-__all__ = ["on_loop_thread", "runs_event_loop", "soon_on_loop"]
+__all__ = ["on_loop_thread", "running_event_loop", "runs_event_loop", "soon_on_loop"]
 
 logger = logging.getLogger("mcpkit.aio")
 
@@ -54,16 +54,22 @@ def on_loop_thread(
 def runs_event_loop() -> bool:
     """Whether the calling thread is running an event loop (asyncio or trio): code there
     must not wait for another loop (see the module)."""
+    return running_event_loop() is not None
+
+
+def running_event_loop() -> str | None:
+    """The event loop the calling thread is running: ``"asyncio"``, ``"trio"`` or
+    ``None``."""
     if _running_asyncio_loop() is not None:
-        return True
+        return "asyncio"
     trio = sys.modules.get("trio")  # (never imported here: only a running trio has it)
     if trio is None:
-        return False
+        return None
     try:
         trio.lowlevel.current_trio_token()
     except RuntimeError:
-        return False
-    return True
+        return None
+    return "trio"
 
 
 def soon_on_loop(

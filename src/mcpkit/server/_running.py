@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 
-from ..aio import MessageChannel, interrupted, single_errors
+from ..aio import MessageChannel, interrupted, running_event_loop, single_errors
 from ..exceptions import Interrupted, LocalProtocolError
 from ..protocol import Limits
 from ._session import ServerSession
@@ -57,7 +57,7 @@ def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
         SystemExit: 143, SIGTERM stopped the stdio server (after it shut down).
         LocalProtocolError: called from async code (an event loop runs in this thread).
     """
-    running = _running_loop()
+    running = running_event_loop()
     if running is not None:
         raise LocalProtocolError(
             f"run() starts an event loop of its own, and {running} is already running in "
@@ -70,16 +70,6 @@ def _run(func: Callable[[], Awaitable[None]], backend: str) -> None:
         if interrupted(exc):
             raise Interrupted from None  # (from None: its cause is the loop's internals)
         raise
-
-
-def _running_loop() -> str | None:
-    """The async library running in this thread, if any."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        trio = sys.modules.get("trio")
-        return "trio" if trio is not None and trio.lowlevel.in_trio_run() else None
-    return "asyncio"
 
 
 def _run_interruptible(func: Callable[[], Awaitable[None]], backend: str) -> None:
@@ -189,22 +179,16 @@ class Running:
                 # Shielded: it keeps listening while the server stops, until it has.
                 listening = anyio.CancelScope(shield=True)
 
-                async def watch_signals(signals: AsyncIterator[int]) -> None:
+                async def watch_signals(signals: AsyncIterator[int], arm: ExitWatchdog) -> None:
                     with listening:
                         async for signum in signals:
-                            if arm is not None:
-                                # A signal while a stop is under way (the client left, or
-                                # a signal came before) insists: the process ends now. An
-                                # MCP host's SIGTERM comes after it closed our stdin and
-                                # waited (basic/lifecycle.mdx, "Shutdown").
-                                arm.now_if_armed(128 + signum)
-                                arm(128 + signum)  # (130 for SIGINT, 143 for SIGTERM)
+                            arm.stop_signal(128 + signum)  # (130 for SIGINT, 143 for SIGTERM)
                             stopped.append(signum)
                             tg.cancel_scope.cancel()
 
                 tg.start_soon(watch_parent)
-                if signals is not None:
-                    tg.start_soon(watch_signals, signals)
+                if signals is not None and arm is not None:  # (signals come with arm)
+                    tg.start_soon(watch_signals, signals, arm)
                 try:
                     with on_sigint(None if arm is None or sigint else lambda: arm(130)):
                         await self.serve(channel)

@@ -33,10 +33,14 @@ class ExitWatchdog:
         self._timer.daemon = True
         self._timer.start()
 
-    def now_if_armed(self, status: int) -> None:
-        """End the process at once with ``status`` if a stop is already under way."""
+    def stop_signal(self, status: int) -> None:
+        """A stop signal: the first arms the watchdog (as a client leaving does); one while
+        a stop is under way insists, and the process ends now with ``status``. (An MCP
+        host's SIGTERM comes after it closed the server's stdin and waited,
+        ``basic/lifecycle.mdx`` "Shutdown"; Ctrl-C pressed again.)"""
         if self._timer is not None:
             _flush_and_exit(status)
+        self(status)
 
     def _fire(self, status: int) -> None:
         logger.warning(
@@ -109,7 +113,9 @@ def stop_signals(wanted: bool) -> Iterator[tuple[AsyncIterator[int] | None, bool
     try:
         receiver = anyio.open_signal_receiver(*taken)
         signals = receiver.__enter__()
-    except NotImplementedError:  # pragma: no cover - asyncio on Windows
+    except NotImplementedError:  # pragma: no cover - asyncio's Windows loops only
+        # (They have no add_signal_handler, and the suite runs on Linux. Ctrl-C keeps the
+        # runtime's handling there, with on_sigint chained to it, as before.)
         yield None, False
         return
     try:

@@ -49,7 +49,6 @@ __all__ = ["FunctionTool", "ToolRegistry"]
 logger = logging.getLogger("mcpkit.server")
 
 _CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
-_JSON = JSON_ENCODER
 
 
 @dataclass
@@ -261,7 +260,7 @@ class ToolRegistry:
                 _conform(validator, structured)
             # Structured results also travel as text for clients without structured
             # output (server/tools.mdx 2025-06-18, "Structured Content").
-            encoded = _JSON.encode(structured)
+            encoded = JSON_ENCODER.encode(structured)
             refuse_non_finite(encoded, lambda: structured)
             text = encoded.decode()
             return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
@@ -324,7 +323,7 @@ def to_content(value: Any) -> list[ContentBlock]:
     if _is_content(value):
         return list(value)
     try:
-        encoded = _JSON.encode(value)
+        encoded = JSON_ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise ResultError([("", f"the result cannot be encoded as JSON: {exc}")]) from exc
     refuse_non_finite(encoded, lambda: value)  # (the text would say null for a NaN)

@@ -384,8 +384,8 @@ async def serve_http(
             if server.started or not startup_failed(server):
                 raise
         except asyncio.CancelledError:
-            if server.started:  # the hook, the connections' grace, the lifespan, and slack
-                await shut_down_cancelled(server, sock, SHUTDOWN_HOOK_TIMEOUT + 5 + 10)
+            if server.started:
+                await shut_down_cancelled(server, sock, SHUTDOWN_HOOK_TIMEOUT)
             raise
         if not server.started and startup_failed(server):
             # A library call must not exit the process (older uvicorns return silently).

@@ -115,15 +115,16 @@ class HttpServer:
         self._server.should_exit = True
 
 
-async def shut_down_cancelled(server: Any, sock: socket.socket, bound: float) -> None:
+async def shut_down_cancelled(server: Any, sock: socket.socket, hook_timeout: float) -> None:
     """Shut ``server`` (a started ``uvicorn.Server`` whose ``serve`` was cancelled) down as
-    a stop would: stop accepting, end the connections (their grace period), then the
-    app's lifespan shutdown; shielded from the cancellation, and for at most ``bound``
-    seconds. uvicorn leaves all of that undone when its ``serve`` is cancelled: the app's
-    lifespan exited only when the event loop closed, logging "Exception in 'lifespan'
-    protocol", and open connections were left to the loop's end."""
-    with anyio.CancelScope(shield=True) as scope:
-        scope.deadline = anyio.current_time() + bound
+    a stop would: the shutdown hook (at most ``hook_timeout`` seconds), stop accepting,
+    end the connections (their grace period), then the app's lifespan shutdown (10 s
+    more at most); shielded from the cancellation. uvicorn leaves all of that undone when
+    its ``serve`` is cancelled: the app's lifespan exited only when the event loop closed,
+    logging "Exception in 'lifespan' protocol", and open connections were left to the
+    loop's end."""
+    bound = hook_timeout + (server.config.timeout_graceful_shutdown or 0) + 10
+    with anyio.move_on_after(bound, shield=True) as scope:
         server.should_exit = True
         await server.shutdown(sockets=[sock])
     if scope.cancelled_caught:
