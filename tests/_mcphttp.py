@@ -4,7 +4,7 @@ under the test's control (mcpkit's own client would hide the rules under test)."
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -45,6 +45,24 @@ def asgi_scope(method: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any
         "client": ("127.0.0.1", 5555),
         "server": ("127.0.0.1", 8000),
     }
+
+
+def asgi_receive(
+    body: bytes, stay: Callable[[], Awaitable[Any]]
+) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """An ASGI ``receive`` of a client that sends ``body`` whole, then stays connected
+    until ``stay()`` returns (then disconnects)."""
+    given = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await stay()
+        return {"type": "http.disconnect"}
+
+    return receive
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> bytes:

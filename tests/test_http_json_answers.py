@@ -22,7 +22,7 @@ from anyio.abc import TaskGroup
 from mcpkit.exceptions import RPCError
 from mcpkit.server import Server, StreamableHTTPApp
 
-from ._mcphttp import asgi_scope, call, initialize, notification, request
+from ._mcphttp import asgi_receive, asgi_scope, call, initialize, notification, request
 
 pytestmark = pytest.mark.anyio
 
@@ -108,17 +108,9 @@ class Session:
 
     async def post(self, body: bytes, who: str = "post") -> tuple[int, Any]:
         """POST ``body``; the status and the decoded JSON body (``None`` if empty)."""
-        given = False
         gone = anyio.Event()
         answer: dict[str, Any] = {}
-
-        async def receive() -> MutableMapping[str, Any]:
-            nonlocal given
-            if not given:
-                given = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await gone.wait()  # (the client stays until the answer is in)
-            return {"type": "http.disconnect"}
+        receive = asgi_receive(body, gone.wait)  # (the client stays until the answer is in)
 
         async def send(message: MutableMapping[str, Any]) -> None:
             self.wire.sent.append((who, dict(message)))

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from mcpkit.server import Server, StreamableHTTPApp
 
-from ._mcphttp import asgi_scope
+from ._mcphttp import asgi_receive, asgi_scope
 from ._wire import meta
 
 SCHEMA: Final = {
@@ -56,15 +56,7 @@ def build() -> Server:
 
 async def post(app: StreamableHTTPApp, headers: list[tuple[bytes, bytes]], body: bytes) -> Any:
     sent: list[MutableMapping[str, Any]] = []
-    given_body = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal given_body
-        if not given_body:
-            given_body = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await anyio.sleep_forever()  # (the client stays until it has its answer)
-        raise AssertionError("unreachable")
+    receive = asgi_receive(body, anyio.sleep_forever)  # (the client stays for its answer)
 
     async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
