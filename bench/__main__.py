@@ -3,8 +3,9 @@
 Sections: ``codec``, ``stdio``, ``startup``, ``http`` (default: all four; ``http`` needs
 ``wrk``, and is skipped with a warning from ``all`` when it is missing), ``profile``
 (cProfile of the mcpkit stdio server and codec), ``profile-http`` (py-spy on the mcpkit
-Streamable HTTP server under wrk) and ``http-icount`` (instructions per HTTP request with
-valgrind), each run on its own. Prints a table to stdout
+Streamable HTTP server under wrk), ``http-icount`` (instructions per HTTP request with
+valgrind) and ``http-client`` (the HTTP clients' CPU per call against one server), each run
+on its own. Prints a table to stdout
 (progress goes to stderr) and writes JSON results. The exit status is 0 whatever the ratios
 are (they are reported, not asserted); 1 if a server failed (timed out, exited, answered
 wrongly).
@@ -23,6 +24,8 @@ from ._rawclient import ServerError
 from ._servers import ROOT
 
 SECTIONS: Final = ("codec", "stdio", "startup", "http")
+#: Sections that run on their own.
+_SOLO: Final = ("profile-http", "http-icount", "http-inprocess", "http-client")
 DEFAULT_OUTPUT: Final = ROOT / "bench" / "results" / "latest.json"
 
 # name: (full, quick)
@@ -41,6 +44,8 @@ COUNTS: Final[dict[str, tuple[Any, Any]]] = {
     "http_warmup_s": (1, 1),
     "http_repeats": (5, 1),
     "http_memory_sessions": (1000, 200),
+    "http_client_calls": (3000, 300),
+    "http_client_repeats": (3, 1),
 }
 
 
@@ -53,11 +58,11 @@ def _parser() -> argparse.ArgumentParser:
         "sections",
         nargs="*",
         default="all",  # a string: argparse checks a list default against the choices
-        choices=[*SECTIONS, "all", "profile", "profile-http", "http-icount", "http-inprocess"],
+        choices=[*SECTIONS, "all", *_SOLO, "profile"],
         help="what to run (default: all = codec stdio startup http; profile runs cProfile, "
         "profile-http py-spy on the HTTP server, http-icount counts the HTTP servers' "
         "instructions per request with valgrind, http-inprocess drives the HTTP apps in "
-        "process)",
+        "process, http-client times the HTTP clients against one server)",
     )
     parser.add_argument("--quick", action="store_true", help="small counts, for smoke runs")
     parser.add_argument(
@@ -95,8 +100,18 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _run_solo(name: str, results: Path) -> int:
+def _run_solo(name: str, results: Path, n: dict[str, Any]) -> int:
     """One of the HTTP measurements that run on their own."""
+    if name == "http-client":
+        from ._httpclient import run_http_client
+
+        run_http_client(
+            calls=n["http_client_calls"],
+            warmup=n["http_client_calls"] // 10,
+            repeats=n["http_client_repeats"],
+            log=_log,
+        )
+        return 0
     if name == "profile-http":
         from ._httpprofile import run_http_profile
 
@@ -132,13 +147,13 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"benchmark failed: {exc}")
             return 1
         return 0
-    for solo in ("profile-http", "http-icount", "http-inprocess"):
+    for solo in _SOLO:
         if solo in requested:
             if len(requested) > 1:
                 _log(f"`{solo}` runs on its own")
                 return 2
             try:
-                return _run_solo(solo, args.output.parent)
+                return _run_solo(solo, args.output.parent, n)
             except ServerError as exc:
                 _log(f"benchmark failed: {exc}")
                 return 1

@@ -440,7 +440,12 @@ async def cut_json(ex: Exchange) -> None:
         ),
         (reply(200, b""), RemoteProtocolError, None, "invalid JSON-RPC message"),
         (reply(204, b"", content_type=None), RemoteProtocolError, None, "(HTTP 204)"),
-        (cut_json, MessageNotDelivered, None, "peer closed connection"),
+        (
+            cut_json,
+            MessageNotDelivered,
+            None,
+            "closed the connection before completing its response",
+        ),
         (reply(200, answer({"x": "y" * 2000})), RemoteProtocolError, None, "max_response_bytes"),
         (stream(lambda ex: sse(b"x" * 2000)), RemoteProtocolError, None, "max_event_bytes"),
         (stream(sse(b"{not json")), RemoteProtocolError, None, "invalid"),

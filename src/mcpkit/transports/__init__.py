@@ -23,6 +23,7 @@ from ._subprocess import ProcessChannel, StdioTransport
 from ._uvicorn import SHUTDOWN_HOOK_TIMEOUT, HttpServer, serve_http
 
 if TYPE_CHECKING:
+    from ._h1 import HTTP1Transport
     from ._http_client import StreamableHTTPChannel, StreamableHTTPTransport
     from ._sse_client import SSEChannel, SSETransport
     from ._ws_client import WebSocketChannel, WebSocketTransport
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SHUTDOWN_HOOK_TIMEOUT",
     "FdChannel",
+    "HTTP1Transport",
     "HttpServer",
     "MemoryChannel",
     "ProcessChannel",
@@ -51,6 +53,8 @@ __all__ = [
 
 # The Streamable HTTP client loads httpx: only when it is used.
 _LAZY = {
+    # The HTTP/1.1 connection layer the HTTP clients put under httpx (httpx, httptools).
+    "HTTP1Transport": "._h1",
     "StreamableHTTPChannel": "._http_client",
     "StreamableHTTPTransport": "._http_client",
     # The legacy HTTP+SSE client (httpx) and the WebSocket client (websockets), likewise.

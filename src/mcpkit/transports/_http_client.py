@@ -47,6 +47,7 @@ from ._http_client_modern import modern_headers
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
     HTTPX_IMPORT_ERROR,
+    connection_layer,
     read_body,
 )
 
@@ -182,6 +183,8 @@ class StreamableHTTPChannel(Exchanges):
         #: until a new ``initialize`` answers, messages fail with SessionExpiredError
         #: instead of going out without a session (which the server refuses with 400).
         self._session_lost = False
+        #: Parsed once: httpx parses a string URL again at every request.
+        self._url = httpx.URL(transport.url)
         self._short = httpx.Timeout(transport.timeout)
         self._long = httpx.Timeout(transport.timeout, read=transport.sse_read_timeout)
 
@@ -191,7 +194,10 @@ class StreamableHTTPChannel(Exchanges):
         if self._task_group is not None or self._closed:
             raise LocalProtocolError("a Streamable HTTP channel is opened only once")
         self._client = self._t.http_client or httpx.AsyncClient(
-            follow_redirects=False, timeout=self._short, verify=self._t.ssl_context or True
+            follow_redirects=False,
+            timeout=self._short,
+            verify=self._t.ssl_context or True,
+            transport=connection_layer(self._t.ssl_context),
         )
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
@@ -233,7 +239,7 @@ class StreamableHTTPChannel(Exchanges):
         try:
             response = await client.request(
                 "DELETE",
-                self._t.url,
+                self._url,
                 headers=headers,
                 timeout=httpx.Timeout(min(self._t.timeout, _CLOSE_TIMEOUT)),
                 follow_redirects=False,
@@ -349,7 +355,7 @@ class StreamableHTTPChannel(Exchanges):
         try:
             async with self._client.stream(
                 "POST",
-                self._t.url,
+                self._url,
                 content=message,
                 headers=headers,
                 timeout=self._short,

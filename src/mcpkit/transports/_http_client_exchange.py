@@ -91,6 +91,7 @@ class Exchanges:
         _peer_log: PeerLogLimiter
         _session_lost: bool
         _long: httpx.Timeout
+        _url: httpx.URL
 
         def _headers(
             self, accept: str, *, initialize: bool = False, session: str | None = None
@@ -145,7 +146,7 @@ class Exchanges:
         try:
             async with self._client.stream(
                 "POST",
-                self._t.url,
+                self._url,
                 content=message,
                 headers=headers,
                 timeout=self._long,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.lowlevel
@@ -22,6 +22,9 @@ from ..protocol import SSEParser, media_type
 from ..types import RequestId
 from ._http_client_decoding import body_decoder
 from ._http_client_messages import describe_http_error, one_line, retry_after
+
+if TYPE_CHECKING:
+    import ssl
 
 #: Why httpx could not be imported (reported when a transport is constructed), or None.
 HTTPX_IMPORT_ERROR: ImportError | None = None
@@ -42,6 +45,17 @@ ERROR_BODY_LIMIT: Final = 64 * 1024
 #: end) so that its connection can be reused: a stream held open longer is closed.
 DRAIN_SECONDS: Final = 2.0
 DRAIN_BYTES: Final = 64 * 1024
+
+
+def connection_layer(ssl_context: ssl.SSLContext | None) -> httpx.AsyncBaseTransport | None:
+    """The connection layer of the httpx clients mcpkit creates itself: its own HTTP/1.1
+    pool (``_h1.py``, several times cheaper per request than httpcore), or httpx's default
+    (None) where httptools, which the ``http`` extra brings, is missing."""
+    try:
+        from ._h1 import HTTP1Transport
+    except ImportError:  # pragma: no cover - the http extra installs httptools
+        return None
+    return HTTP1Transport(ssl_context=ssl_context)
 
 
 async def read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:

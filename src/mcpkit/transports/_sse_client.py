@@ -35,7 +35,7 @@ from ._http_client_messages import (
     redirect_note,
     retry_after,
 )
-from ._http_client_streams import body_excerpt, iterate_body
+from ._http_client_streams import body_excerpt, connection_layer, iterate_body
 
 if TYPE_CHECKING:
     import ssl
@@ -173,6 +173,7 @@ class SSEChannel:
             timeout=httpx.Timeout(t.timeout, read=t.sse_read_timeout),
             follow_redirects=False,
             verify=t.ssl_context or True,
+            transport=connection_layer(t.ssl_context),
         )
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
