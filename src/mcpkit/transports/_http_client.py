@@ -199,6 +199,9 @@ class StreamableHTTPChannel(Exchanges):
             verify=self._t.ssl_context or True,
             transport=connection_layer(self._t.ssl_context),
         )
+        from ._http_client_post import Poster  # (imports httpx: only with the extra)
+
+        self._poster = Poster(self._client, self._url, owned=self._owns_client)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         return self
@@ -353,14 +356,7 @@ class StreamableHTTPChannel(Exchanges):
         headers["Content-Type"] = _JSON
         session = headers.get(_SESSION)
         try:
-            async with self._client.stream(
-                "POST",
-                self._url,
-                content=message,
-                headers=headers,
-                timeout=self._short,
-                follow_redirects=False,
-            ) as response:
+            async with self._poster.post(message, headers, self._short) as response:
                 status = response.status_code
                 if 200 <= status < 300:
                     return

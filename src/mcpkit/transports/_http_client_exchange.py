@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
 
     from ._http_client import StreamableHTTPTransport
+    from ._http_client_post import Poster
 
 __all__ = ["Exchanges", "session_expired"]
 
@@ -92,6 +93,7 @@ class Exchanges:
         _session_lost: bool
         _long: httpx.Timeout
         _url: httpx.URL
+        _poster: Poster
 
         def _headers(
             self, accept: str, *, initialize: bool = False, session: str | None = None
@@ -144,14 +146,7 @@ class Exchanges:
         session = headers.get(_SESSION)
         parser = SSEParser(max_event_bytes=self._t.max_event_bytes)
         try:
-            async with self._client.stream(
-                "POST",
-                self._url,
-                content=message,
-                headers=headers,
-                timeout=self._long,
-                follow_redirects=False,
-            ) as response:
+            async with self._poster.post(message, headers, self._long) as response:
                 status = response.status_code
                 content_type = response.headers.get("content-type")
                 if 200 <= status < 300 and out.initialize_id is not None:

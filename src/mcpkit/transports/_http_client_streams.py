@@ -50,7 +50,14 @@ DRAIN_BYTES: Final = 64 * 1024
 def connection_layer(ssl_context: ssl.SSLContext | None) -> httpx.AsyncBaseTransport | None:
     """The connection layer of the httpx clients mcpkit creates itself: its own HTTP/1.1
     pool (``_h1.py``, several times cheaper per request than httpcore), or httpx's default
-    (None) where httptools, which the ``http`` extra brings, is missing."""
+    (None) where the environment names a proxy (httpx honours ``HTTP_PROXY``, ``NO_PROXY``
+    and the rest only with its default) or where httptools, which the ``http`` extra
+    brings, is missing."""
+    import urllib.request
+
+    proxies = urllib.request.getproxies()  # the environment, as httpx reads it
+    if any(proxies.get(scheme) for scheme in ("http", "https", "all")):
+        return None
     try:
         from ._h1 import HTTP1Transport
     except ImportError:  # pragma: no cover - the http extra installs httptools

@@ -1,0 +1,88 @@
+"""The Streamable HTTP client's POSTs, straight to its connection layer when it can.
+
+httpx's client spends about 100 us per request on work none of the channel's own POSTs
+needs when the channel made the client itself: auth flows (it has none), redirects (never
+followed), event hooks (none), logging, and cookie handling, which is done here only once
+a server sets a cookie (then every request goes through httpx's client, which keeps and
+sends them: sticky sessions behind load balancers go on working). A proxy named by the
+environment, or a client the caller passed, always goes through httpx's client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import httpx
+
+if TYPE_CHECKING:
+    from ._h1 import HTTP1Transport
+
+__all__ = ["Poster"]
+
+
+class Poster:
+    """POSTs for one channel and its client.
+
+    Args:
+        client: the channel's httpx client.
+        url: the endpoint.
+        owned: the channel created ``client`` (one passed in is used only through its
+            own ``send``: whatever it was configured with applies).
+    """
+
+    def __init__(self, client: httpx.AsyncClient, url: httpx.URL, *, owned: bool) -> None:
+        self._client = client
+        self._url = url
+        self._direct: HTTP1Transport | None = None
+        # httpx picks a proxy's transport for a URL by the environment (HTTP_PROXY, ...):
+        # only when it picks the client's own transport is the shortcut the same request.
+        pick = getattr(client, "_transport_for_url", None)
+        if owned and pick is not None:
+            try:
+                from ._h1 import HTTP1Transport
+            except ImportError:  # pragma: no cover - the http extra installs httptools
+                return
+            transport = pick(url)
+            if isinstance(transport, HTTP1Transport):
+                self._direct = transport
+
+    @asynccontextmanager
+    async def post(
+        self, message: bytes, headers: httpx.Headers, timeout: httpx.Timeout
+    ) -> AsyncIterator[httpx.Response]:
+        """POST ``message``; the response streams until the block ends.
+
+        Raises:
+            httpx.HTTPError: the request failed (as from ``client.stream``).
+        """
+        client, direct = self._client, self._direct
+        if direct is None or client.cookies:
+            async with client.stream(
+                "POST",
+                self._url,
+                content=message,
+                headers=headers,
+                timeout=timeout,
+                follow_redirects=False,
+            ) as response:
+                yield response
+            return
+        merged = httpx.Headers(client.headers)  # User-Agent, Connection, as httpx sends
+        merged.update(headers)
+        request = httpx.Request(
+            "POST",
+            self._url,
+            headers=merged,
+            content=message,
+            extensions={"timeout": timeout.as_dict()},
+        )
+        response = await direct.handle_async_request(request)
+        response.request = request
+        try:
+            yield response
+        finally:
+            await response.aclose()
+            if "set-cookie" in response.headers:
+                client.cookies.extract_cookies(response)
