@@ -39,7 +39,8 @@ class Poster:
         # httpx picks a proxy's transport for a URL by the environment (HTTP_PROXY, ...):
         # only when it picks the client's own transport is the shortcut the same request.
         pick = getattr(client, "_transport_for_url", None)
-        if owned and pick is not None:
+        plain = client.auth is None and not any(client.event_hooks.values())
+        if owned and plain and pick is not None:
             try:
                 from ._h1 import HTTP1Transport
             except ImportError:  # pragma: no cover - the http extra installs httptools
