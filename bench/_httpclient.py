@@ -5,7 +5,11 @@ Clients, each its own process, taking turns (the order rotating at each repeat):
 
 * ``mcpkit``: ``mcpkit.client.Client(url, era="handshake")``: its own httpx client, on
   mcpkit's HTTP/1.1 connection layer (``HTTP1Transport``);
-* ``mcp``: the official SDK's ``mcp.client.client.Client(url)`` (pinned in ``dev``);
+* ``mcp``: the official SDK's ``mcp.client.client.Client(url, mode="legacy")`` (pinned in
+  ``dev``), the handshake era as well;
+* ``mcpkit 2026``, ``mcp 2026``: the same clients speaking the 2026-07-28 revision (which
+  both pick by themselves against a server offering it, as the echo example does): no
+  session, each request with its ``_meta`` and ``Mcp-Method`` / ``Mcp-Name`` headers;
 * ``httpx``: a bare ``httpx.AsyncClient`` (httpx's default connection layer, httpcore)
   POSTing the same request with the session's headers and decoding the JSON answer: not an
   MCP client, the cost of the HTTP stack alone that any client on httpx's defaults pays.
@@ -25,7 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ._http import cpus_for_load
 from ._httpload import HttpServerProcess
@@ -34,7 +38,15 @@ from ._servers import ECHO_TEXT, ROOT
 
 __all__ = ["run_http_client"]
 
-CLIENTS: Final = ("mcpkit", "mcp", "httpx")
+CLIENTS: Final = ("mcpkit", "mcp", "mcpkit 2026", "mcp 2026", "httpx")
+#: Each client's row is compared with the official SDK's in the same era.
+_BASELINE: Final = {
+    "mcpkit": "mcp",
+    "mcp": "mcp",
+    "mcpkit 2026": "mcp 2026",
+    "mcp 2026": "mcp 2026",
+    "httpx": "mcp",
+}
 SERVER_MODES: Final = {"json": ["--json-response"], "sse": []}
 _SERVER: Final = [sys.executable, "-m", "mcpkit", "run", "examples/echo.py"]
 _SERVER_ARGS: Final = ["--transport", "http", "--port", "0"]
@@ -42,10 +54,13 @@ _SERVER_ARGS: Final = ["--transport", "http", "--port", "0"]
 
 async def _drive(name: str, url: str, calls: int, warmup: int) -> dict[str, float]:
     arguments = {"text": ECHO_TEXT}
-    if name == "mcpkit":
+    if name.startswith("mcpkit"):
         from mcpkit.client import Client
 
-        async with Client(url, era="handshake") as client:
+        era: Literal["2026-07-28", "handshake"] = (
+            "2026-07-28" if name.endswith("2026") else "handshake"
+        )
+        async with Client(url, era=era) as client:
             for _ in range(warmup):
                 await client.call_tool("echo", arguments)
             cpu, wall = time.process_time(), time.perf_counter()
@@ -53,10 +68,11 @@ async def _drive(name: str, url: str, calls: int, warmup: int) -> dict[str, floa
                 result = await client.call_tool("echo", arguments)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         text = result.content[0].text  # type: ignore[union-attr]
-    elif name == "mcp":
+    elif name.startswith("mcp"):
         from mcp.client.client import Client as OfficialClient
 
-        async with OfficialClient(url) as official:
+        mode = "2026-07-28" if name.endswith("2026") else "legacy"
+        async with OfficialClient(url, mode=mode) as official:
             for _ in range(warmup):
                 await official.call_tool("echo", arguments)
             cpu, wall = time.process_time(), time.perf_counter()
@@ -149,7 +165,8 @@ def run_http_client(
         ) as server:
             runs: dict[str, list[dict[str, float]]] = {name: [] for name in CLIENTS}
             for repeat in range(repeats):
-                order = CLIENTS[repeat % 3 :] + CLIENTS[: repeat % 3]
+                turn = repeat % len(CLIENTS)
+                order = CLIENTS[turn:] + CLIENTS[:turn]
                 for name in order:
                     log(f"http-client: {mode} server, {name} client, repeat {repeat + 1} ...")
                     runs[name].append(_one(name, server.url, calls, warmup, client_cpu))
@@ -169,13 +186,14 @@ def _print(results: dict[str, Any]) -> None:
         f"\nHTTP client: {results['calls']} serial tools/call echo, medians of "
         f"{results['repeats']} runs (client CPU and wall time per call, us)"
     )
-    print(f"{'server':<8}{'client':<8}{'CPU':>8}{'wall':>8}{'CPU / mcp':>11}{'wall / mcp':>12}")
+    print("(the ratios against the official SDK's client in the same era)")
+    print(f"{'server':<8}{'client':<13}{'CPU':>6}{'wall':>6}{'CPU / mcp':>11}{'wall / mcp':>12}")
     for mode in SERVER_MODES:
         rows = results[mode]
         for name in CLIENTS:
-            row, base = rows[name], rows["mcp"]
+            row, base = rows[name], rows[_BASELINE[name]]
             print(
-                f"{mode:<8}{name:<8}{row['cpu_us']:>8.0f}{row['wall_us']:>8.0f}"
+                f"{mode:<8}{name:<13}{row['cpu_us']:>6.0f}{row['wall_us']:>6.0f}"
                 f"{row['cpu_us'] / base['cpu_us']:>11.3f}{row['wall_us'] / base['wall_us']:>12.3f}"
             )
 
