@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal
 
 from ._http import cpus_for_load
@@ -52,6 +52,20 @@ _SERVER: Final = [sys.executable, "-m", "mcpkit", "run", "examples/echo.py"]
 _SERVER_ARGS: Final = ["--transport", "http", "--port", "0"]
 
 
+async def _timed(
+    call: Callable[[int], Awaitable[str]], calls: int, warmup: int
+) -> tuple[str, float, float]:
+    """(the last call's text, CPU seconds, wall seconds) of ``calls`` calls after
+    ``warmup`` untimed ones."""
+    for i in range(warmup):
+        await call(i + 1)
+    text = ""
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(calls):
+        text = await call(warmup + i + 1)
+    return text, time.process_time() - cpu, time.perf_counter() - wall
+
+
 async def _drive(name: str, url: str, calls: int, warmup: int) -> dict[str, float]:
     arguments = {"text": ECHO_TEXT}
     if name.startswith("mcpkit"):
@@ -61,25 +75,23 @@ async def _drive(name: str, url: str, calls: int, warmup: int) -> dict[str, floa
             "2026-07-28" if name.endswith("2026") else "handshake"
         )
         async with Client(url, era=era) as client:
-            for _ in range(warmup):
-                await client.call_tool("echo", arguments)
-            cpu, wall = time.process_time(), time.perf_counter()
-            for _ in range(calls):
+
+            async def mcpkit_call(_: int) -> str:
                 result = await client.call_tool("echo", arguments)
-            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        text = result.content[0].text  # type: ignore[union-attr]
+                return str(result.content[0].text)  # type: ignore[union-attr]
+
+            text, cpu, wall = await _timed(mcpkit_call, calls, warmup)
     elif name.startswith("mcp"):
         from mcp.client.client import Client as OfficialClient
 
         mode = "2026-07-28" if name.endswith("2026") else "legacy"
         async with OfficialClient(url, mode=mode) as official:
-            for _ in range(warmup):
-                await official.call_tool("echo", arguments)
-            cpu, wall = time.process_time(), time.perf_counter()
-            for _ in range(calls):
+
+            async def official_call(_: int) -> str:
                 answer = await official.call_tool("echo", arguments)
-            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        text = answer.content[0].text  # type: ignore[union-attr]
+                return str(answer.content[0].text)  # type: ignore[union-attr]
+
+            text, cpu, wall = await _timed(official_call, calls, warmup)
     else:
         text, cpu, wall = await _drive_httpx(url, calls, warmup)
     if text != ECHO_TEXT:
@@ -123,12 +135,7 @@ async def _drive_httpx(url: str, calls: int, warmup: int) -> tuple[str, float, f
                 )
             return str(json.loads(body)["result"]["content"][0]["text"])
 
-        for i in range(warmup):
-            await call(i + 1)
-        cpu, wall = time.process_time(), time.perf_counter()
-        for i in range(calls):
-            text = await call(warmup + i + 1)
-        return text, time.process_time() - cpu, time.perf_counter() - wall
+        return await _timed(call, calls, warmup)
 
 
 def _one(name: str, url: str, calls: int, warmup: int, cpu: int | None) -> dict[str, float]:
