@@ -26,6 +26,7 @@ from ._argvalues import UniqueItems, has_integral_float, integral_where_needed
 from ._callables import callable_kind, registered_name
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
+from ._fields import FACTORY, field_defaults
 from ._results import ResultError, Structurer, is_content_sequence, output_for
 from ._typehooks import dec_hook, enc_hook
 from ._typeschema import (
@@ -108,6 +109,8 @@ class FunctionSchema:
     parameters: tuple[ParameterInfo, ...]
     _binder: _Binder = field(repr=False, compare=False)
     _structurer: Structurer | None = field(repr=False, compare=False)
+    #: Defaults to pass for absent arguments: those of ``pydantic.Field`` defaults.
+    _fill: tuple[tuple[str, Callable[[], Any]], ...] = field(default=(), repr=False, compare=False)
 
     @functools.cached_property
     def parameter_names(self) -> frozenset[str]:
@@ -124,7 +127,11 @@ class FunctionSchema:
             ArgumentError: with every problem found: missing and unexpected arguments, and
                 the first problem inside each argument.
         """
-        return self._binder.bind(arguments)
+        bound = self._binder.bind(arguments)
+        for name, default in self._fill:
+            if name not in bound:
+                bound[name] = default()
+        return bound
 
     def structure(self, value: Any) -> Any:
         """Convert a return value to JSON-able ``structuredContent``, checking it against the
@@ -332,6 +339,7 @@ def function_schema(
         else:
             params.append(param)
 
+    params, fill = field_defaults(params, hints)
     types: dict[str, Any] = {}
     for param in params:
         tp = hints.get(param.name, Any)
@@ -349,7 +357,7 @@ def function_schema(
         prop = props[param.name]
         if "description" not in prop and param.name in doc.params:
             prop = {**prop, "description": doc.params[param.name]}
-        if param.default is not inspect.Parameter.empty:
+        if param.default is not inspect.Parameter.empty and param.default is not FACTORY:
             try:
                 prop = {
                     **prop,
@@ -388,4 +396,5 @@ def function_schema(
         parameters=tuple(infos),
         _binder=_Binder(label, types, adapters, set(required), input_schema, strict),
         _structurer=structurer,
+        _fill=fill,
     )

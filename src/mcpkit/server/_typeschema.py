@@ -37,31 +37,42 @@ __all__ = [
     "pydantic_adapter",
     "pydantic_error_type",
     "pydantic_loaded",
+    "pydantic_module",
     "type_hints",
     "uses_pydantic",
 ]
 
 REF_PREFIX: Final = "#/$defs/"
+#: Packages whose ``Annotated`` metadata pydantic honours and msgspec ignores.
+_PYDANTIC_METADATA: Final = frozenset({"pydantic", "pydantic_core", "annotated_types"})
 UNION_TYPES: Final = (Union, types.UnionType)
 _CONTEXT_NAME: Final = re.compile(r"\bRequestContext\b")
 
 
-def _pydantic() -> Any:
+def pydantic_module() -> Any:
+    """The ``pydantic`` module if the program imported it, else None."""
     return sys.modules.get("pydantic")
 
 
 def pydantic_loaded() -> bool:
     """Whether the program imported pydantic (mcpkit itself never does)."""
-    return _pydantic() is not None
+    return pydantic_module() is not None
 
 
 def uses_pydantic(tp: Any) -> bool:
-    """Whether ``tp`` mentions a pydantic model or pydantic dataclass anywhere."""
-    pydantic = _pydantic()
+    """Whether ``tp`` mentions a pydantic model or pydantic dataclass anywhere, or carries
+    constraints only pydantic reads: ``Annotated[int, Field(ge=0, description=...)]``,
+    ``conint(le=5)``, ``PositiveInt`` (a ``FieldInfo`` or an ``annotated_types`` bound,
+    which msgspec would skip: the schema and the check would lose them)."""
+    pydantic = pydantic_module()
     if pydantic is None:
         return False
     if isinstance(tp, type) and (
         issubclass(tp, pydantic.BaseModel) or hasattr(tp, "__pydantic_validator__")
+    ):
+        return True
+    if typing.get_origin(tp) is typing.Annotated and any(
+        type(meta).__module__.partition(".")[0] in _PYDANTIC_METADATA for meta in tp.__metadata__
     ):
         return True
     return any(uses_pydantic(arg) for arg in typing.get_args(tp))
@@ -69,7 +80,7 @@ def uses_pydantic(tp: Any) -> bool:
 
 def pydantic_adapter(tp: Any) -> Any:
     """A ``pydantic.TypeAdapter`` for ``tp`` (pydantic must already be imported)."""
-    return _pydantic().TypeAdapter(tp)
+    return pydantic_module().TypeAdapter(tp)
 
 
 class _NeverRaised(Exception):
@@ -78,7 +89,7 @@ class _NeverRaised(Exception):
 
 def pydantic_error_type() -> type[Exception]:
     """``pydantic.ValidationError``, or an exception nothing raises if pydantic is not loaded."""
-    pydantic = _pydantic()
+    pydantic = pydantic_module()
     error: type[Exception] = pydantic.ValidationError if pydantic else _NeverRaised
     return error
 
