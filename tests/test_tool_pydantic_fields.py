@@ -7,9 +7,13 @@ and an absent argument reached the function as the ``FieldInfo`` object itself."
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import dataclasses
+import sys
+import typing
+from typing import Annotated, Any, NamedTuple
 
 import pytest
+import typing_extensions
 from msgspec import UNSET
 from pydantic import Field, PositiveInt, conint
 
@@ -175,3 +179,70 @@ async def test_prompts_take_field_defaults_too() -> None:
     message = result.messages[0].content
     assert isinstance(message, TextContent)
     assert message.text == "Hello, you."
+
+
+@dataclasses.dataclass
+class Box:
+    width: Annotated[int, Field(ge=1, description="Width.")]
+
+
+class Pair(NamedTuple):
+    low: Annotated[int, Field(ge=0)]
+    high: int
+
+
+class Limits(typing_extensions.TypedDict):
+    most: Annotated[int, Field(le=3)]
+
+
+class OldLimits(typing.TypedDict):
+    most: Annotated[int, Field(le=3)]
+
+
+async def test_constraints_on_the_fields_of_dataclasses_and_typed_dicts() -> None:
+    server = Server("fields", "1.0")
+
+    @server.tool()
+    def area(box: Box, pair: Pair, limits: Limits) -> int:
+        return box.width + pair.low + pair.high + limits["most"]
+
+    async with connect_memory(server) as c:
+        (tool,) = [t async for t in c.iter_tools()]
+        box = tool.input_schema["properties"]["box"]
+        assert box["properties"]["width"]["minimum"] == 1
+        assert box["properties"]["width"]["description"] == "Width."
+        good = {"box": {"width": 2}, "pair": [0, 5], "limits": {"most": 3}}
+        assert text(await c.call_tool("area", good)) == '{"result":10}'
+        for field, bad, words in [
+            ("box", {"width": 0}, "'box.width' should be greater than or equal to 1"),
+            ("pair", [-1, 5], "'pair[0]' should be greater than or equal to 0"),
+            ("limits", {"most": 4}, "'limits.most' should be less than or equal to 3"),
+        ]:
+            result = await c.call_tool("area", {**good, field: bad})
+            assert result.is_error is True
+            assert words in text(result)
+
+
+async def test_a_typed_dict_pydantic_cannot_take_keeps_msgspec_and_says_so() -> None:
+    server = Server("fields", "1.0")
+    # pydantic takes typing.TypedDict from Python 3.12 on only (typing_extensions' before).
+    if sys.version_info < (3, 12):
+        with pytest.warns(UserWarning, match="constraints on the fields of OldLimits are neither"):
+
+            @server.tool()
+            def old(limits: OldLimits) -> int:
+                return limits["most"]
+
+    else:
+
+        @server.tool()
+        def old(limits: OldLimits) -> int:
+            return limits["most"]
+
+    async with connect_memory(server) as c:
+        result = await c.call_tool("old", {"limits": {"most": 4}})
+    if sys.version_info < (3, 12):
+        assert text(result) == '{"result":4}'
+    else:
+        assert result.is_error is True
+        assert "'limits.most' should be less than or equal to 3" in text(result)

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from ._typeschema import pydantic_module
+from ._pydantic import pydantic_module
 
 __all__ = ["FACTORY", "field_defaults", "pydantic_field"]
 

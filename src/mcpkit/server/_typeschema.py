@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import sys
 import types
 import typing
 from collections.abc import Iterator
@@ -23,6 +22,13 @@ import msgspec
 
 from ..exceptions import LocalProtocolError
 from ._context import RequestContext
+from ._pydantic import (
+    pydantic_adapter,
+    pydantic_error_type,
+    pydantic_loaded,
+    pydantic_module,
+    uses_pydantic,
+)
 from ._typehooks import schema_hook
 
 __all__ = [
@@ -43,55 +49,8 @@ __all__ = [
 ]
 
 REF_PREFIX: Final = "#/$defs/"
-#: Packages whose ``Annotated`` metadata pydantic honours and msgspec ignores.
-_PYDANTIC_METADATA: Final = frozenset({"pydantic", "pydantic_core", "annotated_types"})
 UNION_TYPES: Final = (Union, types.UnionType)
 _CONTEXT_NAME: Final = re.compile(r"\bRequestContext\b")
-
-
-def pydantic_module() -> Any:
-    """The ``pydantic`` module if the program imported it, else None."""
-    return sys.modules.get("pydantic")
-
-
-def pydantic_loaded() -> bool:
-    """Whether the program imported pydantic (mcpkit itself never does)."""
-    return pydantic_module() is not None
-
-
-def uses_pydantic(tp: Any) -> bool:
-    """Whether ``tp`` mentions a pydantic model or pydantic dataclass anywhere, or carries
-    constraints only pydantic reads: ``Annotated[int, Field(ge=0, description=...)]``,
-    ``conint(le=5)``, ``PositiveInt`` (a ``FieldInfo`` or an ``annotated_types`` bound,
-    which msgspec would skip: the schema and the check would lose them)."""
-    pydantic = pydantic_module()
-    if pydantic is None:
-        return False
-    if isinstance(tp, type) and (
-        issubclass(tp, pydantic.BaseModel) or hasattr(tp, "__pydantic_validator__")
-    ):
-        return True
-    if typing.get_origin(tp) is typing.Annotated and any(
-        type(meta).__module__.partition(".")[0] in _PYDANTIC_METADATA for meta in tp.__metadata__
-    ):
-        return True
-    return any(uses_pydantic(arg) for arg in typing.get_args(tp))
-
-
-def pydantic_adapter(tp: Any) -> Any:
-    """A ``pydantic.TypeAdapter`` for ``tp`` (pydantic must already be imported)."""
-    return pydantic_module().TypeAdapter(tp)
-
-
-class _NeverRaised(Exception):
-    """Stands in for ``pydantic.ValidationError`` in ``except`` clauses without pydantic."""
-
-
-def pydantic_error_type() -> type[Exception]:
-    """``pydantic.ValidationError``, or an exception nothing raises if pydantic is not loaded."""
-    pydantic = pydantic_module()
-    error: type[Exception] = pydantic.ValidationError if pydantic else _NeverRaised
-    return error
 
 
 def msgspec_schema_error(tp: Any) -> str | None:
