@@ -82,7 +82,7 @@ def tls(files: Files) -> tuple[str, ...]:
     return ("--ssl-certfile", str(files.cert), "--ssl-keyfile", str(files.key))
 
 
-async def test_streamable_http_over_tls(files: Files) -> None:
+async def test_streamable_http_over_tls(files: Files, monkeypatch: pytest.MonkeyPatch) -> None:
     with serving("--transport", "http", *tls(files)) as url, anyio.fail_after(LIMIT):
         assert urlsplit(url).scheme == "https"
         transport = StreamableHTTPTransport(url, ssl_context=files.trusting())
@@ -99,6 +99,12 @@ async def test_streamable_http_over_tls(files: Files) -> None:
         async with httpx.AsyncClient(timeout=LIMIT) as plain:
             with pytest.raises(httpx.HTTPError):
                 await plain.get(url.replace("https://", "http://", 1))
+        # A CA named by SSL_CERT_FILE, as httpx reads it, is trusted by default.
+        authority = files.cert.parent / "ca.pem"
+        files.ca.cert_pem.write_to_path(str(authority))
+        monkeypatch.setenv("SSL_CERT_FILE", str(authority))
+        async with Client(url) as client:
+            assert (await client.call_tool("echo", {"text": "by env"})).content
 
 
 @pytest.mark.parametrize("transport", ["sse", "ws"])
