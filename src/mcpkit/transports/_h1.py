@@ -22,6 +22,7 @@ Raises httpx's transport exceptions (``ConnectError``, ``ReadTimeout``,
 from __future__ import annotations
 
 import math
+import os
 import select
 import ssl
 from collections.abc import AsyncIterator
@@ -219,7 +220,7 @@ class HTTP1Transport(httpx.AsyncBaseTransport):
             ) from None
         except (OSError, ssl.SSLError, anyio.BrokenResourceError) as exc:
             raise httpx.ConnectError(
-                f"cannot connect to {host}:{port}: {exc}", request=request
+                f"cannot connect to {host}:{port}: {_refusal(exc)}", request=request
             ) from exc
         return _Connection(key, stream)
 
@@ -324,3 +325,12 @@ async def _close(conn: _Connection) -> None:
             await conn.stream.aclose()
         except (OSError, ssl.SSLError, anyio.BrokenResourceError):  # pragma: no cover
             pass
+
+
+def _refusal(exc: BaseException) -> str:
+    """Why a connection failed, in the system's words: anyio's "All connection attempts
+    failed" carries the last attempt's error (refused, unreachable ...) as its cause."""
+    cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else None
+    if cause is not None and cause.errno:
+        return os.strerror(cause.errno)
+    return str(exc) or type(exc).__name__
