@@ -47,7 +47,6 @@ from ._http_client_modern import modern_headers
 from ._http_client_streams import (
     ERROR_BODY_LIMIT,
     HTTPX_IMPORT_ERROR,
-    connection_layer,
     read_body,
 )
 
@@ -193,14 +192,9 @@ class StreamableHTTPChannel(Exchanges):
     async def __aenter__(self) -> StreamableHTTPChannel:
         if self._task_group is not None or self._closed:
             raise LocalProtocolError("a Streamable HTTP channel is opened only once")
-        self._client = self._t.http_client or httpx.AsyncClient(
-            follow_redirects=False,
-            timeout=self._short,
-            verify=self._t.ssl_context or True,
-            transport=connection_layer(self._t.ssl_context),
-        )
-        from ._http_client_post import Poster  # (imports httpx: only with the extra)
+        from ._http_client_post import Poster, own_client  # (httpx: only with the extra)
 
+        self._client = self._t.http_client or own_client(self._t.ssl_context, timeout=self._short)
         self._poster = Poster(self._client, self._url, owned=self._owns_client)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()

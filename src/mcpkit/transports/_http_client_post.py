@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 if TYPE_CHECKING:
+    import ssl
+
     from ._h1 import HTTP1Transport
 
-__all__ = ["Poster"]
+__all__ = ["Poster", "connection_layer", "own_client"]
 
 
 class Poster:
@@ -87,3 +89,33 @@ class Poster:
             await response.aclose()
             if "set-cookie" in response.headers:
                 client.cookies.extract_cookies(response)
+
+
+def connection_layer(ssl_context: ssl.SSLContext | None) -> httpx.AsyncBaseTransport | None:
+    """The connection layer of the httpx clients mcpkit creates itself: its own HTTP/1.1
+    pool (``_h1.py``, several times cheaper per request than httpcore), or httpx's default
+    (None) where the environment names a proxy (httpx honours ``HTTP_PROXY``, ``NO_PROXY``
+    and the rest only with its default) or where httptools, which the ``http`` extra
+    brings, is missing."""
+    import urllib.request
+
+    proxies = urllib.request.getproxies()  # the environment, as httpx reads it
+    if any(proxies.get(scheme) for scheme in ("http", "https", "all")):
+        return None
+    try:
+        from ._h1 import HTTP1Transport
+    except ImportError:  # pragma: no cover - the http extra installs httptools
+        return None
+    return HTTP1Transport(ssl_context=ssl_context)
+
+
+def own_client(ssl_context: ssl.SSLContext | None, **options: Any) -> httpx.AsyncClient:
+    """The httpx client an HTTP transport creates when it is given none: redirects not
+    followed (the transports judge them), TLS by ``ssl_context`` (httpx's default if None),
+    on :func:`connection_layer`; ``options`` as ``httpx.AsyncClient`` takes them."""
+    return httpx.AsyncClient(
+        follow_redirects=False,
+        verify=ssl_context or True,
+        transport=connection_layer(ssl_context),
+        **options,
+    )

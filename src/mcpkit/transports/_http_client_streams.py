@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import anyio
 import anyio.lowlevel
@@ -22,9 +22,6 @@ from ..protocol import SSEParser, media_type
 from ..types import RequestId
 from ._http_client_decoding import body_decoder
 from ._http_client_messages import describe_http_error, one_line, retry_after
-
-if TYPE_CHECKING:
-    import ssl
 
 #: Why httpx could not be imported (reported when a transport is constructed), or None.
 HTTPX_IMPORT_ERROR: ImportError | None = None
@@ -45,24 +42,6 @@ ERROR_BODY_LIMIT: Final = 64 * 1024
 #: end) so that its connection can be reused: a stream held open longer is closed.
 DRAIN_SECONDS: Final = 2.0
 DRAIN_BYTES: Final = 64 * 1024
-
-
-def connection_layer(ssl_context: ssl.SSLContext | None) -> httpx.AsyncBaseTransport | None:
-    """The connection layer of the httpx clients mcpkit creates itself: its own HTTP/1.1
-    pool (``_h1.py``, several times cheaper per request than httpcore), or httpx's default
-    (None) where the environment names a proxy (httpx honours ``HTTP_PROXY``, ``NO_PROXY``
-    and the rest only with its default) or where httptools, which the ``http`` extra
-    brings, is missing."""
-    import urllib.request
-
-    proxies = urllib.request.getproxies()  # the environment, as httpx reads it
-    if any(proxies.get(scheme) for scheme in ("http", "https", "all")):
-        return None
-    try:
-        from ._h1 import HTTP1Transport
-    except ImportError:  # pragma: no cover - the http extra installs httptools
-        return None
-    return HTTP1Transport(ssl_context=ssl_context)
 
 
 async def read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:

@@ -35,7 +35,7 @@ from ._http_client_messages import (
     redirect_note,
     retry_after,
 )
-from ._http_client_streams import body_excerpt, connection_layer, iterate_body
+from ._http_client_streams import body_excerpt, iterate_body
 
 if TYPE_CHECKING:
     import ssl
@@ -166,14 +166,14 @@ class SSEChannel:
     async def __aenter__(self) -> SSEChannel:
         import httpx
 
+        from ._http_client_post import own_client
+
         t = self._t
-        self._client = t.http_client or httpx.AsyncClient(
+        self._client = t.http_client or own_client(
+            t.ssl_context,
             headers=t.headers,
             auth=t.auth,
             timeout=httpx.Timeout(t.timeout, read=t.sse_read_timeout),
-            follow_redirects=False,
-            verify=t.ssl_context or True,
-            transport=connection_layer(t.ssl_context),
         )
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
@@ -343,11 +343,8 @@ class SSEChannel:
             raise anyio.ClosedResourceError
         # The stream's client waits sse_read_timeout for data; a POST is answered at once
         # (202), so it gets `timeout` for every phase (a given http_client keeps its own).
-        timeout: Any = (
-            httpx.Timeout(self._t.timeout)
-            if self._t.http_client is None
-            else httpx.USE_CLIENT_DEFAULT
-        )
+        own = self._t.http_client is None
+        timeout: Any = httpx.Timeout(self._t.timeout) if own else httpx.USE_CLIENT_DEFAULT
         try:
             async with self._client.stream(
                 "POST",
