@@ -19,7 +19,9 @@ from pydantic import Field, PositiveInt, conint
 
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
-from mcpkit.types import CallToolResult, TextContent
+from mcpkit.types import CallToolResult, TextContent, Tool
+
+from ._toolcalls import call_once, listed_tools, text
 
 pytestmark = pytest.mark.anyio
 
@@ -64,20 +66,12 @@ def build() -> Server:
     return server
 
 
-async def tools() -> dict[str, Any]:
-    async with connect_memory(build()) as c:
-        return {t.name: t async for t in c.iter_tools()}
+async def tools() -> dict[str, Tool]:
+    return await listed_tools(build())
 
 
 async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
-    async with connect_memory(build()) as c:
-        return await c.call_tool(name, arguments)
-
-
-def text(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
+    return await call_once(build(), name, arguments)
 
 
 SCHEMAS = [

@@ -14,8 +14,9 @@ import pytest
 from msgspec import UNSET
 
 from mcpkit.server import Server
-from mcpkit.testing import connect_memory
-from mcpkit.types import CallToolResult, TextContent
+from mcpkit.types import CallToolResult, Tool
+
+from ._toolcalls import call_once, listed_tools, text
 
 pytestmark = pytest.mark.anyio
 
@@ -61,20 +62,12 @@ def build() -> Server:
     return server
 
 
-async def schemas() -> dict[str, Any]:
-    async with connect_memory(build()) as c:
-        return {t.name: t async for t in c.iter_tools()}
+async def schemas() -> dict[str, Tool]:
+    return await listed_tools(build())
 
 
 async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
-    async with connect_memory(build()) as c:
-        return await c.call_tool(name, arguments)
-
-
-def text(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
+    return await call_once(build(), name, arguments)
 
 
 async def test_the_schema_says_string_with_a_format() -> None:
