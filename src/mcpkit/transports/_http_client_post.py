@@ -1,4 +1,5 @@
-"""The Streamable HTTP client's POSTs, straight to its connection layer when it can.
+"""The httpx client the HTTP transports create (on mcpkit's connection layer, ``_h1.py``),
+and the Streamable HTTP channel's POSTs, straight to that layer when they can.
 
 httpx's client spends about 100 us per request on work none of the channel's own POSTs
 needs when the channel made the client itself: auth flows (it has none), redirects (never
