@@ -15,7 +15,7 @@ from typing import Annotated, Any, NamedTuple
 import pytest
 import typing_extensions
 from msgspec import UNSET
-from pydantic import Field, PositiveInt, conint
+from pydantic import BaseModel, Field, PositiveInt, conint
 
 from mcpkit.server import Server
 from mcpkit.testing import connect_memory
@@ -122,6 +122,10 @@ async def test_the_schema_has_the_fields_bounds_and_words(
 
 CALLS = [
     ("bounded", {"x": 10}, None, '{"result":10}'),
+    # JSON Schema's "integer" is any number with a zero fraction (as msgspec's path has it).
+    ("bounded", {"x": 7.0}, None, '{"result":7}'),
+    ("bounded", {"x": 7.5}, "'x' should be a valid integer", None),
+    ("bounded", {"x": "7"}, "'x' should be a valid integer", None),
     ("bounded", {"x": 11}, "'x' should be less than or equal to 10", None),
     ("bounded", {"x": -1}, "'x' should be greater than or equal to 0", None),
     ("defaulted", {}, None, '{"result":3}'),
@@ -240,3 +244,29 @@ async def test_a_typed_dict_pydantic_cannot_take_keeps_msgspec_and_says_so() -> 
     else:
         assert result.is_error is True
         assert "'limits.most' should be less than or equal to 3" in text(result)
+
+
+class Order(BaseModel):
+    count: int
+    price: float
+
+
+async def test_a_model_takes_integral_floats_as_integers() -> None:
+    server = Server("fields", "1.0")
+
+    @server.tool()
+    def total(order: Order) -> float:
+        return order.count * order.price
+
+    for order, error in [
+        ({"count": 3.0, "price": 2.0}, None),
+        ({"count": 3, "price": 2.5}, None),
+        ({"count": 3.5, "price": 2.0}, "'order.count' should be a valid integer"),
+    ]:
+        result = await call_once(server, "total", {"order": order})
+        if error is None:
+            assert result.is_error is UNSET, result
+            assert result.structured_content == {"result": order["count"] * order["price"]}
+        else:
+            assert result.is_error is True
+            assert error in text(result)

@@ -13,7 +13,13 @@ import msgspec
 from ..protocol import compile_schema
 from ._typehooks import dec_hook
 
-__all__ = ["UniqueItems", "has_integral_float", "integral", "integral_where_needed"]
+__all__ = [
+    "UniqueItems",
+    "has_integral_float",
+    "integral",
+    "integral_where_needed",
+    "pydantic_validate",
+]
 
 
 def _whole(text: str) -> int | float:
@@ -45,6 +51,27 @@ def has_integral_float(value: Any) -> bool:
         elif kind is list:
             stack.extend(item)
     return False
+
+
+def pydantic_validate(adapter: Any, value: Any, strict: bool, error: type[Exception]) -> Any:
+    """``value`` (decoded JSON) validated by a pydantic ``TypeAdapter``, in JSON mode (the
+    arguments came from JSON: a date-time string is a date-time even in strict mode, while
+    "5" is still not an integer); an integral float is an integer here too, as msgspec's
+    arguments get it: 3.0 is tried as 3 when the value fails as it came.
+
+    Raises:
+        error: (``pydantic.ValidationError``) the value fails both ways; the first failure.
+    """
+    try:
+        return adapter.validate_json(msgspec.json.encode(value), strict=strict)
+    except error:
+        if not has_integral_float(value):
+            raise
+        try:
+            return adapter.validate_json(msgspec.json.encode(integral(value)), strict=strict)
+        except error:
+            pass
+        raise
 
 
 def integral_where_needed(

@@ -22,7 +22,7 @@ from msgspec import UNSET
 from ..exceptions import LocalProtocolError, MCPError
 from ..types._echo import peer_text
 from ._argpatterns import pattern_problems, strip_patterns
-from ._argvalues import UniqueItems, has_integral_float, integral_where_needed
+from ._argvalues import UniqueItems, has_integral_float, integral_where_needed, pydantic_validate
 from ._callables import callable_kind, registered_name
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
@@ -241,9 +241,7 @@ class _Binder:
         return kwargs
 
     def _validate(self, adapter: Any, value: Any) -> Any:
-        # JSON mode: the arguments came from JSON, so a date-time string is a date-time
-        # even in strict mode, while "5" is still not an integer.
-        return adapter.validate_json(msgspec.json.encode(value), strict=self._strict)
+        return pydantic_validate(adapter, value, self._strict, self._pydantic_error)
 
     def _explain(self, arguments: dict[str, Any]) -> list[tuple[str, str]]:
         # msgspec stops at the first problem; check each argument on its own to report all.
