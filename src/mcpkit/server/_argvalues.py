@@ -5,6 +5,7 @@ must not repeat an item, at any depth (msgspec and pydantic would merge the repe
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Container, Mapping
 from typing import Any, Final
 
@@ -65,29 +66,25 @@ def pydantic_validate(adapter: Any, value: Any, strict: bool, error: type[Except
     try:
         return adapter.validate_json(msgspec.json.encode(value), strict=strict)
     except error:
-        if not has_integral_float(value):
-            raise
-        try:
-            return adapter.validate_json(msgspec.json.encode(integral(value)), strict=strict)
-        except error:
-            pass
+        if has_integral_float(value):
+            with contextlib.suppress(error):
+                return adapter.validate_json(msgspec.json.encode(integral(value)), strict=strict)
         raise
 
 
 def integral_where_needed(
-    arguments: dict[str, Any], types: Mapping[str, Any], strict: bool, opaque: Container[str]
+    arguments: dict[str, Any], types: Mapping[str, Any], strict: bool, pydantic: Container[str]
 ) -> dict[str, Any]:
     """``arguments`` with integral floats made ints only in the arguments whose type needs
     it (an ``int`` given as 3.0), not in the others (a float in a ``dict[str, Any]`` stays
-    a float). An argument in ``opaque`` (a pydantic model) is converted whole."""
+    a float). An argument in ``pydantic`` is left as it came: :func:`pydantic_validate`
+    makes its integral floats ints itself when it has to."""
     adjusted = dict(arguments)
     for name, value in arguments.items():
-        if name not in types or not has_integral_float(value):
+        if name not in types or name in pydantic or not has_integral_float(value):
             continue
         whole = integral(value)
-        if name in opaque or (
-            not _fits(value, types[name], strict) and _fits(whole, types[name], strict)
-        ):
+        if not _fits(value, types[name], strict) and _fits(whole, types[name], strict):
             adjusted[name] = whole
     return adjusted
 

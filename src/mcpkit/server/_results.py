@@ -35,16 +35,9 @@ from ..types import (
     TextContent,
 )
 from ._explain import Segment, explain_msgspec, explain_pydantic, pointer
+from ._pydantic import pydantic_adapter, pydantic_error_type, pydantic_loaded, uses_pydantic
 from ._typehooks import JSON_ENCODER, dec_hook
-from ._typeschema import (
-    UNION_TYPES,
-    SchemaSet,
-    msgspec_schema_error,
-    pydantic_adapter,
-    pydantic_error_type,
-    pydantic_loaded,
-    uses_pydantic,
-)
+from ._typeschema import UNION_TYPES, SchemaSet, msgspec_schema_error
 
 __all__ = [
     "ResultError",

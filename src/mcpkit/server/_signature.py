@@ -27,16 +27,10 @@ from ._callables import callable_kind, registered_name
 from ._docstrings import parse_docstring
 from ._explain import explain_msgspec, explain_pydantic, json_kind, pointer
 from ._fields import FACTORY, field_defaults
+from ._pydantic import pydantic_error_type
 from ._results import ResultError, Structurer, is_content_sequence, output_for
 from ._typehooks import dec_hook, enc_hook
-from ._typeschema import (
-    SchemaSet,
-    accepts_none,
-    is_context,
-    property_schemas,
-    pydantic_error_type,
-    type_hints,
-)
+from ._typeschema import SchemaSet, accepts_none, is_context, property_schemas, type_hints
 
 __all__ = [
     "ArgumentError",

@@ -22,13 +22,7 @@ import msgspec
 
 from ..exceptions import LocalProtocolError
 from ._context import RequestContext
-from ._pydantic import (
-    pydantic_adapter,
-    pydantic_error_type,
-    pydantic_loaded,
-    pydantic_module,
-    uses_pydantic,
-)
+from ._pydantic import pydantic_adapter, pydantic_loaded, uses_pydantic
 from ._typehooks import schema_hook
 
 __all__ = [
@@ -40,12 +34,7 @@ __all__ = [
     "meta_keywords",
     "msgspec_schema_error",
     "property_schemas",
-    "pydantic_adapter",
-    "pydantic_error_type",
-    "pydantic_loaded",
-    "pydantic_module",
     "type_hints",
-    "uses_pydantic",
 ]
 
 REF_PREFIX: Final = "#/$defs/"
