@@ -4,6 +4,7 @@ session), and a proxy the environment names carries every request."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import anyio
@@ -81,3 +82,19 @@ async def test_a_proxy_named_by_the_environment_carries_every_request(
         "tools/call",
     ]
     assert {s.headers["host"] for s in posts} == {"localhost:1"}
+
+
+async def test_without_httptools_the_client_runs_on_httpxs_default(
+    fake: tuple[FakeMCPServer, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # httptools comes with the http extra; an install without it keeps working, on httpcore.
+    server, base = fake
+    monkeypatch.setitem(sys.modules, "httptools", None)  # (None: "import httptools" fails)
+    for name in ("mcpkit.transports._h1", "mcpkit.transports._h1_wire"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    server.script("tools/call", reply(200, answer({"content": []})))
+    with anyio.fail_after(LIMIT):
+        async with Client(base + "/mcp", era="handshake") as client:
+            await client.call_tool("echo", {})
+    assert [s.rpc_method for s in server.requests("POST")][-1] == "tools/call"
+    assert "mcpkit.transports._h1" not in sys.modules  # (its import failed: not used)

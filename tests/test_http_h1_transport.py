@@ -9,6 +9,7 @@ and headers that would split the request refused before anything is sent.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -91,6 +92,13 @@ async def scripted(script: Script, host: str = "127.0.0.1") -> AsyncIterator[Ser
             yield server
         finally:
             tg.cancel_scope.cancel()
+
+
+async def until_closed(peer: Peer) -> None:
+    """Answer nothing more: wait until the client closes the connection."""
+    with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+        while await peer.stream.receive():
+            pass
 
 
 def answer(data: bytes, *, keep: bool = True) -> Script:
@@ -229,8 +237,8 @@ async def test_a_broken_response_is_an_error_that_says_so(
 
 async def test_timeouts_and_refused_connections() -> None:
     async def silent(peer: Peer, request: bytes) -> bool:
-        await anyio.sleep_forever()
-        return False  # pragma: no cover
+        await until_closed(peer)  # (the client gives up and closes)
+        return False
 
     async with scripted(silent) as server, client() as c:
         with anyio.fail_after(LIMIT), pytest.raises(httpx.ReadTimeout, match="no data"):
@@ -249,8 +257,8 @@ async def test_timeouts_and_refused_connections() -> None:
 async def test_a_body_that_stops_coming_times_out() -> None:
     async def stalls(peer: Peer, request: bytes) -> bool:
         await peer.send(ok(BODY)[:-3])
-        await anyio.sleep_forever()
-        return False  # pragma: no cover
+        await until_closed(peer)
+        return False
 
     async with scripted(stalls) as server, client() as c:
         with anyio.fail_after(LIMIT), pytest.raises(httpx.ReadTimeout):

@@ -192,10 +192,14 @@ class StreamableHTTPChannel(Exchanges):
     async def __aenter__(self) -> StreamableHTTPChannel:
         if self._task_group is not None or self._closed:
             raise LocalProtocolError("a Streamable HTTP channel is opened only once")
-        from ._http_client_post import Poster, own_client  # (httpx: only with the extra)
+        # (httpx, only with the extra: imported here)
+        from ._http_client_post import Poster, connection_layer, own_client
 
-        self._client = self._t.http_client or own_client(self._t.ssl_context, timeout=self._short)
-        self._poster = Poster(self._client, self._url, owned=self._owns_client)
+        layer = None if self._t.http_client else connection_layer(self._t.ssl_context)
+        self._client = self._t.http_client or own_client(
+            self._t.ssl_context, layer, timeout=self._short
+        )
+        self._poster = Poster(self._client, self._url, layer)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         return self

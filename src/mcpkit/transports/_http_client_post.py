@@ -31,26 +31,17 @@ class Poster:
     Args:
         client: the channel's httpx client.
         url: the endpoint.
-        owned: the channel created ``client`` (one passed in is used only through its
-            own ``send``: whatever it was configured with applies).
+        direct: the connection layer :func:`own_client` put under ``client``, for the
+            shortcut; None for a client the caller passed (used only through its own
+            ``send``: whatever it was configured with applies) or one on httpx's default.
     """
 
-    def __init__(self, client: httpx.AsyncClient, url: httpx.URL, *, owned: bool) -> None:
+    def __init__(
+        self, client: httpx.AsyncClient, url: httpx.URL, direct: HTTP1Transport | None
+    ) -> None:
         self._client = client
         self._url = url
-        self._direct: HTTP1Transport | None = None
-        # httpx picks a proxy's transport for a URL by the environment (HTTP_PROXY, ...):
-        # only when it picks the client's own transport is the shortcut the same request.
-        pick = getattr(client, "_transport_for_url", None)
-        plain = client.auth is None and not any(client.event_hooks.values())
-        if owned and plain and pick is not None:
-            try:
-                from ._h1 import HTTP1Transport
-            except ImportError:  # pragma: no cover - the http extra installs httptools
-                return
-            transport = pick(url)
-            if isinstance(transport, HTTP1Transport):
-                self._direct = transport
+        self._direct = direct
 
     @asynccontextmanager
     async def post(
@@ -92,7 +83,7 @@ class Poster:
                 client.cookies.extract_cookies(response)
 
 
-def connection_layer(ssl_context: ssl.SSLContext | None) -> httpx.AsyncBaseTransport | None:
+def connection_layer(ssl_context: ssl.SSLContext | None) -> HTTP1Transport | None:
     """The connection layer of the httpx clients mcpkit creates itself: its own HTTP/1.1
     pool (``_h1.py``, several times cheaper per request than httpcore), or httpx's default
     (None) where the environment names a proxy (httpx honours ``HTTP_PROXY``, ``NO_PROXY``
@@ -105,18 +96,19 @@ def connection_layer(ssl_context: ssl.SSLContext | None) -> httpx.AsyncBaseTrans
         return None
     try:
         from ._h1 import HTTP1Transport
-    except ImportError:  # pragma: no cover - the http extra installs httptools
+    except ImportError:  # (httptools, which the http extra brings, is missing)
         return None
     return HTTP1Transport(ssl_context=ssl_context)
 
 
-def own_client(ssl_context: ssl.SSLContext | None, **options: Any) -> httpx.AsyncClient:
+def own_client(
+    ssl_context: ssl.SSLContext | None, layer: HTTP1Transport | None, **options: Any
+) -> httpx.AsyncClient:
     """The httpx client an HTTP transport creates when it is given none: redirects not
     followed (the transports judge them), TLS by ``ssl_context`` (httpx's default if None),
-    on :func:`connection_layer`; ``options`` as ``httpx.AsyncClient`` takes them."""
+    on ``layer`` (:func:`connection_layer`'s; None: httpx's default, which applies the
+    environment's proxies); no auth or event hooks unless ``options`` (as
+    ``httpx.AsyncClient`` takes them) give them."""
     return httpx.AsyncClient(
-        follow_redirects=False,
-        verify=ssl_context or True,
-        transport=connection_layer(ssl_context),
-        **options,
+        follow_redirects=False, verify=ssl_context or True, transport=layer, **options
     )

@@ -166,11 +166,12 @@ class SSEChannel:
     async def __aenter__(self) -> SSEChannel:
         import httpx
 
-        from ._http_client_post import own_client
+        from ._http_client_post import connection_layer, own_client
 
         t = self._t
         self._client = t.http_client or own_client(
             t.ssl_context,
+            connection_layer(t.ssl_context),
             headers=t.headers,
             auth=t.auth,
             timeout=httpx.Timeout(t.timeout, read=t.sse_read_timeout),
