@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Final
 
@@ -31,14 +30,9 @@ def pydantic_field(default: Any) -> tuple[Any, Any, Callable[[], Any] | None] | 
     factory = default.default_factory
     if factory is not None:
         return default, inspect.Parameter.empty, factory
-    if default.default is pydantic_core_undefined():
+    if default.is_required():
         return default, inspect.Parameter.empty, None
     return default, default.default, None
-
-
-def pydantic_core_undefined() -> Any:
-    """pydantic's marker for "no default" (``PydanticUndefined``)."""
-    return sys.modules["pydantic_core"].PydanticUndefined
 
 
 #: The default of a parameter whose ``Field`` has a ``default_factory``.
